@@ -127,15 +127,15 @@ using Status = Result<void>;
 #define KC_CONCAT(a, b) KC_CONCAT_INNER(a, b)
 
 // Propagates the error of `expr` (a Result) to the caller.
-#define KC_TRY(expr)                                      \
-  do {                                                    \
-    auto&& kc_try_result_ = (expr);                       \
-    if (!kc_try_result_.ok())                             \
-      return std::move(kc_try_result_).error();           \
+#define KC_TRY(expr) KC_TRY_IMPL(KC_CONCAT(kc_try_result_, __COUNTER__), expr)
+#define KC_TRY_IMPL(tmp, expr)                  \
+  do {                                          \
+    auto&& tmp = (expr);                        \
+    if (!tmp.ok()) return std::move(tmp).error(); \
   } while (0)
 
 // `KC_TRY_ASSIGN(auto x, f())` binds the value of f() to x or returns its error.
-#define KC_TRY_ASSIGN(decl, expr) KC_TRY_ASSIGN_IMPL(KC_CONCAT(kc_try_tmp_, __LINE__), decl, expr)
+#define KC_TRY_ASSIGN(decl, expr) KC_TRY_ASSIGN_IMPL(KC_CONCAT(kc_try_tmp_, __COUNTER__), decl, expr)
 #define KC_TRY_ASSIGN_IMPL(tmp, decl, expr) \
   auto tmp = (expr);                        \
   if (!tmp.ok()) return std::move(tmp).error(); \

@@ -1,0 +1,132 @@
+#include "cache.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace kcache::daemon {
+
+Cache::Cache(uv_loop_t* loop, const Store& store, IndexWorker& index, Stats& stats,
+             std::chrono::milliseconds flush_interval)
+    : loop_(loop), store_(store), index_(index), stats_(stats),
+      timer_(UvHandle<uv_timer_t>::make()) {
+  uv_timer_init(loop_, timer_.get());
+  timer_->data = this;
+  const auto ms = static_cast<std::uint64_t>(flush_interval.count());
+  uv_timer_start(
+      timer_.get(),
+      [](uv_timer_t* t) {
+        if (t->data != nullptr) static_cast<Cache*>(t->data)->flush();
+      },
+      ms, ms);
+  // The flush timer alone must not keep the loop running at shutdown.
+  uv_unref(timer_.handle());
+}
+
+Cache::~Cache() = default;
+
+void Cache::adopt(const EntryRow& row) {
+  Entry e;
+  e.digest = row.digest;
+  e.size = row.size;
+  e.created = row.created;
+  e.last_served = row.last_served;
+  e.serve_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(row.serve_count, UINT32_MAX));
+  e.target_id = catalog_.intern_target(row.target);
+  e.kind = row.kind;
+  e.origin = row.origin;
+  (void)catalog_.insert(row.key, e);
+}
+
+void Cache::mark_served(const Digest128& key, Entry& entry) {
+  entry.last_served = unix_now();
+  if (entry.serve_count != UINT32_MAX) ++entry.serve_count;
+  queue_touch(key);
+}
+
+void Cache::publish(const Digest128& key, PublishMeta meta, std::string bytes,
+                    std::function<void(Result<Entry>)> done) {
+  ++publishes_in_flight_;
+  auto staged = std::make_shared<Result<StagedObject>>(make_error(Errc::internal, "not staged"));
+  auto data = std::make_shared<std::string>(std::move(bytes));
+  const ObjectKind kind = meta.kind;
+  run_in_pool(
+      loop_, [this, staged, data, kind] { *staged = store_.stage(*data, kind); },
+      [this, key, meta = std::move(meta), staged, done = std::move(done)]() mutable {
+        --publishes_in_flight_;
+        if (!staged->ok()) {
+          done(staged->error());
+          return;
+        }
+        const StagedObject& obj = staged->value();
+        auto committed = store_.commit(obj);
+        if (!committed.ok()) {
+          done(committed.error());
+          return;
+        }
+        const std::int64_t now = unix_now();
+        Entry e;
+        e.digest = obj.digest;
+        e.size = obj.size;
+        e.created = now;
+        e.last_served = now;
+        e.serve_count = 0;
+        e.target_id = catalog_.intern_target(meta.target);
+        e.kind = obj.kind;
+        e.origin = meta.origin;
+        if (auto orphaned = catalog_.insert(key, e))
+          (void)store_.remove_object(orphaned->digest, orphaned->kind);
+        // At most one of upsert/delete is pending per key, so apply()'s fixed order holds.
+        std::erase(pending_.deletes, key);
+        pending_.upserts.push_back(EntryRow{key, e.digest, e.size, e.kind, meta.target, e.origin,
+                                            std::move(meta.name), e.created, e.last_served, 0});
+        if (*committed) new_shards_.set(Store::shard_of(e.digest));
+        done(e);
+      });
+}
+
+void Cache::remove(const Digest128& key) {
+  const Entry* found = catalog_.find(key);
+  if (found == nullptr) return;
+  const Entry e = *found;
+  const bool last_reference = catalog_.erase(key);
+  std::erase_if(pending_.upserts, [&](const EntryRow& r) { return r.key == key; });
+  pending_.deletes.push_back(key);
+  touched_.erase(key);
+  if (last_reference) {
+    auto removed = store_.remove_object(e.digest, e.kind);
+    if (!removed.ok()) spdlog::warn("{}", removed.error().message);
+  }
+}
+
+void Cache::flush() {
+  for (const Digest128& key : touched_) {
+    if (const Entry* e = catalog_.find(key))
+      pending_.touches.push_back({key, e->last_served, e->serve_count});
+  }
+  touched_.clear();
+  stats_.for_each([&](const char* name, std::uint64_t value) {
+    const auto v = static_cast<std::int64_t>(value);
+    auto it = flushed_counters_.find(name);
+    if (it == flushed_counters_.end() || it->second != v) {
+      pending_.counters[name] = v;
+      flushed_counters_[name] = v;
+    }
+  });
+  if (pending_.empty()) return;
+  auto batch = std::make_shared<IndexBatch>(std::move(pending_));
+  pending_ = IndexBatch{};
+  const std::bitset<256> shards = new_shards_;
+  new_shards_.reset();
+  index_.submit([batch, shards, &store = store_](Index& index) {
+    if (shards.any()) {
+      auto synced = store.sync_shards(shards);
+      if (!synced.ok()) spdlog::error("index flush: {}", synced.error().message);
+    }
+    auto applied = index.apply(*batch);
+    if (!applied.ok()) spdlog::error("index flush failed: {}", applied.error().message);
+  });
+}
+
+}  // namespace kcache::daemon

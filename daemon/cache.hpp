@@ -1,0 +1,80 @@
+// cache.hpp — the loop-side facade over the catalog (memory), store (files) and index (SQLite).
+//
+// Contract (loop thread only):
+//  * lookup() and mark_served() are the hit path: a hash lookup and a few stores in memory.
+//    Access times and counters reach SQLite in batches (flush every `flush_interval`).
+//  * publish() stages the bytes on the thread pool (hash, write, fsync), then commits on the
+//    loop: rename into objects/, catalog insert, index upsert queued. `done` gets the entry.
+//  * remove() drops a key everywhere; the object file goes when its last key goes.
+//  * Every batch that names a new object first fsyncs the shard directories it touched, so a
+//    durable row always names a durable file.
+#pragma once
+
+#include <bitset>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_set>
+
+#include "catalog.hpp"
+#include "index.hpp"
+#include "index_worker.hpp"
+#include "stats.hpp"
+#include "store.hpp"
+#include "uv.hpp"
+
+namespace kcache::daemon {
+
+struct PublishMeta {
+  std::string name;
+  std::string target;
+  ObjectKind kind = ObjectKind::cubin;
+  EntryOrigin origin = EntryOrigin::compiled;
+};
+
+class Cache {
+ public:
+  Cache(uv_loop_t* loop, const Store& store, IndexWorker& index, Stats& stats,
+        std::chrono::milliseconds flush_interval);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // Start-up: adopts a row loaded from the index (before serving).
+  void adopt(const EntryRow& row);
+
+  Entry* lookup(const Digest128& key) noexcept { return catalog_.find(key); }
+  void mark_served(const Digest128& key, Entry& entry);
+
+  void publish(const Digest128& key, PublishMeta meta, std::string bytes,
+               std::function<void(Result<Entry>)> done);
+  void remove(const Digest128& key);
+
+  std::string path_of(const Entry& e) const { return store_.object_path(e.digest, e.kind); }
+  const std::string& target_of(const Entry& e) const { return catalog_.target_name(e.target_id); }
+  const Catalog& catalog() const noexcept { return catalog_; }
+  Catalog& catalog() noexcept { return catalog_; }
+  const Store& store() const noexcept { return store_; }
+  std::size_t publishes_in_flight() const noexcept { return publishes_in_flight_; }
+
+  // Hands every pending change to the index worker now (ls, shutdown, tests).
+  void flush();
+
+ private:
+  void queue_touch(const Digest128& key) { touched_.insert(key); }
+
+  uv_loop_t* loop_;
+  const Store& store_;
+  IndexWorker& index_;
+  Stats& stats_;
+  Catalog catalog_;
+  IndexBatch pending_;
+  std::unordered_set<Digest128, Digest128Hash> touched_;
+  std::bitset<256> new_shards_;
+  std::map<std::string, std::int64_t> flushed_counters_;
+  std::size_t publishes_in_flight_ = 0;
+  UvHandle<uv_timer_t> timer_;
+};
+
+}  // namespace kcache::daemon

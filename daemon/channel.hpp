@@ -1,0 +1,74 @@
+// channel.hpp — a framed, non-blocking stream socket on the event loop.
+//
+// Used for client sessions and compile-worker pipes alike. Contract (loop thread only):
+//  * Complete frames are delivered to the handler in order; a frame's payload is valid only
+//    during on_frame. Malformed framing (an oversized header) closes the channel with the
+//    reason; nothing else is affected.
+//  * send() queues a whole frame and writes as much as the socket takes right away (the hit
+//    path costs one sendmsg). An fd given with a frame rides on its first byte (SCM_RIGHTS).
+//  * When more than `max_queued` bytes wait for a peer that does not read, the channel stops
+//    reading from it until the queue drains to half (backpressure instead of memory growth).
+//  * close(reason) is idempotent; on_closed runs exactly once, synchronously. The handler is
+//    held weakly; during a callback the channel keeps it alive.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "common/fd.hpp"
+#include "uv.hpp"
+#include "wire/frame.hpp"
+
+namespace kcache::daemon {
+
+class ChannelHandler {
+ public:
+  virtual ~ChannelHandler() = default;
+  virtual void on_frame(const wire::Frame& frame) = 0;
+  virtual void on_closed(const std::string& reason) = 0;
+};
+
+class Channel {
+ public:
+  Channel(uv_loop_t* loop, Fd fd, std::uint32_t max_payload, std::size_t max_queued);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  Status start(std::weak_ptr<ChannelHandler> handler);
+  void send(std::string frame, Fd pass_fd = Fd());
+  void close(const std::string& reason);
+
+  bool closed() const noexcept { return closed_; }
+  int fd() const noexcept { return fd_.get(); }
+  std::size_t queued_bytes() const noexcept { return queued_; }
+
+ private:
+  struct Outgoing {
+    std::string bytes;
+    std::size_t offset = 0;
+    Fd fd;  // sent with the first byte, then closed
+  };
+
+  void on_poll(int status, int events);
+  void read_available(ChannelHandler& handler);
+  // Writes queued data; returns false if the channel closed.
+  bool flush();
+  void update_events();
+
+  uv_loop_t* loop_;
+  Fd fd_;
+  UvHandle<uv_poll_t> poll_;
+  wire::FrameReader reader_;
+  std::deque<Outgoing> out_;
+  std::size_t queued_ = 0;
+  std::size_t max_queued_;
+  std::weak_ptr<ChannelHandler> handler_;
+  int events_ = 0;
+  bool read_paused_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace kcache::daemon

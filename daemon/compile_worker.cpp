@@ -1,0 +1,120 @@
+#include "compile_worker.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "common/fd.hpp"
+#include "compile/compiler.hpp"
+#include "wire/frame.hpp"
+#include "wire/messages.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+
+constexpr std::uint32_t kMaxJobFrame = 512u << 20;
+
+class CompilerCache {
+ public:
+  Result<Compiler*> get(const std::string& backend) {
+    auto it = compilers_.find(backend);
+    if (it == compilers_.end()) {
+      auto loaded = load_compiler(backend);
+      if (!loaded.ok()) return loaded.error();  // retried next time: the library may appear
+      it = compilers_.emplace(backend, std::move(loaded).value()).first;
+    }
+    return it->second.get();
+  }
+
+ private:
+  std::map<std::string, std::unique_ptr<Compiler>> compilers_;
+};
+
+Result<wire::CompileResult> compile(CompilerCache& compilers, std::string_view payload) {
+  KC_TRY_ASSIGN(const wire::CompileJob job, wire::decode_compile_job(payload));
+  KC_TRY_ASSIGN(Compiler* compiler, compilers.get(job.backend));
+  // The daemon keyed this job with the identity it saw; a library swapped underneath since
+  // then would file a binary under the wrong key.
+  if (!job.identity.empty() && job.identity != compiler->identity())
+    return make_error(Errc::unavailable, "compiler identity changed: daemon expected '" +
+                                             job.identity + "', worker loaded '" +
+                                             compiler->identity() + "'; restart kcached");
+  return compiler->compile(job);
+}
+
+Status reply(int fd, std::uint32_t request_id, const Result<wire::CompileResult>& result) {
+  std::string payload;
+  if (result.ok()) wire::encode(payload, result.value());
+  else wire::encode_error(payload, result.error());
+  std::string frame;
+  wire::append_frame(frame,
+                     static_cast<std::uint16_t>(wire::Opcode::compile) | wire::kReplyBit, 0,
+                     request_id, payload);
+  return write_all(fd, frame.data(), frame.size());
+}
+
+}  // namespace
+
+int run_compile_worker(int fd) {
+  // Die with the daemon, even on kill -9: an orphaned compile is wasted work.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 1;
+  CompilerCache compilers;
+  wire::FrameReader reader(kMaxJobFrame);
+  // Leaves without unloading the compilers: NVRTC carries its own C++ runtime whose teardown
+  // after dlclose is neither needed nor clean. The kernel reclaims everything.
+  const auto leave = [](int code) {
+    std::fflush(nullptr);
+    ::_exit(code);
+  };
+  while (true) {
+    auto space = reader.prepare(256 * 1024);
+    const ssize_t n = ::recv(fd, space.data(), space.size(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("compile worker: read: {}", std::strerror(errno));
+      leave(1);
+    }
+    if (n == 0) leave(0);  // the daemon closed the socket: done
+    reader.commit(static_cast<std::size_t>(n));
+    while (true) {
+      auto next = reader.next();
+      if (!next.ok()) {
+        spdlog::error("compile worker: {}", next.error().message);
+        leave(1);
+      }
+      if (!next->has_value()) break;
+      const wire::Frame frame = **next;
+      if (frame.header.opcode != static_cast<std::uint16_t>(wire::Opcode::compile)) {
+        spdlog::error("compile worker: unexpected opcode {}", frame.header.opcode);
+        leave(1);
+      }
+      auto result = compile(compilers, frame.payload);
+      if (auto sent = reply(fd, frame.header.request_id, result); !sent.ok()) {
+        spdlog::error("compile worker: {}", sent.error().message);
+        leave(1);
+      }
+    }
+  }
+}
+
+int run_compiler_probe(const std::string& backend) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  auto loaded = load_compiler(backend);
+  std::string line = loaded.ok() ? "ok " + (*loaded)->identity() : "unavailable " + loaded.error().message;
+  for (char& c : line)
+    if (c == '\n') c = ' ';
+  line += '\n';
+  const bool written = write_all(STDOUT_FILENO, line.data(), line.size()).ok();
+  ::_exit(written ? 0 : 1);  // see run_compile_worker: no unloading
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,63 @@
+// config.hpp — everything kcached can be told, with its embedded defaults.
+//
+// Contract: `DaemonConfig{}` holds the defaults documented in docs/operations.md.
+// `load_config_file(path, config)` overlays a TOML file; `parse_daemon_args(argc, argv)`
+// overlays the command line on top (command line wins) and fills the DESIGN §8 default
+// paths for anything still unset. Unknown keys, bad sizes or durations are errors that name
+// the key and the value; nothing is silently ignored.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kcache/result.hpp"
+
+namespace kcache::daemon {
+
+struct RequestLimits {
+  std::size_t max_name = 1024;
+  std::size_t max_source = 16u << 20;
+  std::size_t max_headers = 256;
+  std::size_t max_header_bytes = 16u << 20;
+  std::size_t max_options = 256;
+  std::size_t max_option_length = 4096;
+};
+
+struct DaemonConfig {
+  std::string cache_dir;    // empty: default (see paths.hpp)
+  std::string socket_path;  // empty: default, or the socket systemd passes
+  std::string config_file;
+  std::optional<std::vector<std::string>> devices;  // set: replaces GPU discovery
+  std::string log_level = "info";
+  std::uint64_t max_size = 10ull << 30;
+  std::size_t compile_workers = 0;  // 0: number of cores
+  std::chrono::milliseconds compile_timeout{120'000};
+  std::uint32_t max_frame = 64u << 20;
+  std::size_t max_connections = 1024;
+  std::size_t max_pending_per_client = 64;
+  std::size_t max_queued_per_client = 64u << 20;
+  std::chrono::milliseconds index_flush_interval{100};
+  std::uint32_t socket_mode = 0660;
+  RequestLimits limits;
+};
+
+Status load_config_file(const std::string& path, DaemonConfig& config);
+
+struct ParsedArgs {
+  DaemonConfig config;
+  bool compile_worker = false;  // internal: run as a compile worker process
+  std::string probe_compiler;   // internal: report this backend's compiler identity and exit
+  bool exit_now = false;        // --help / --version printed
+  int exit_code = 0;
+};
+
+// argv as given to main(). Usage errors → Errc::invalid_argument with CLI11's message.
+Result<ParsedArgs> parse_daemon_args(int argc, char** argv);
+
+// Fills default cache dir and socket path where unset.
+Status apply_default_paths(DaemonConfig& config);
+
+}  // namespace kcache::daemon

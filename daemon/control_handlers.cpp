@@ -1,0 +1,131 @@
+// Control operations: status, list, verify (JSON documents; docs/operations.md).
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon.hpp"
+#include "dispatch.hpp"
+#include "session.hpp"
+#include "wire/messages.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+
+using nlohmann::json;
+
+void reply_json(Session& s, std::uint32_t id, wire::Opcode op, const json& doc) {
+  wire::ControlReply r;
+  r.json = doc.dump();
+  std::string frame = wire::start_frame(r.json.size() + 16);
+  wire::encode(frame, r);
+  s.reply(id, op, std::move(frame));
+}
+
+// The request document; a malformed one is an error reply (the connection stays).
+Result<json> request_json(std::string_view payload) {
+  KC_TRY_ASSIGN(const std::string text, wire::decode_json_request(payload));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object())
+    return make_error(Errc::invalid_argument, "request is not a JSON object");
+  return doc;
+}
+
+void send_interim(Session& s, std::uint32_t id, wire::Opcode op, const std::string& what) {
+  std::string frame = wire::start_frame(32);
+  wire::encode_error(frame, make_error(Errc::in_progress, what));
+  s.reply(id, op, std::move(frame), wire::kFlagInterim);
+}
+
+}  // namespace
+
+void handle_status(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                   std::string_view payload) {
+  if (auto req = request_json(payload); !req.ok()) {
+    s->reply_error(id, wire::Opcode::status, req.error());
+    return;
+  }
+  reply_json(*s, id, wire::Opcode::status, d.status());
+}
+
+void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                 std::string_view payload) {
+  auto req = request_json(payload);
+  if (!req.ok()) {
+    s->reply_error(id, wire::Opcode::list, req.error());
+    return;
+  }
+  if (!s->acquire_slot()) {
+    s->reply_error(id, wire::Opcode::list, make_error(Errc::busy, "too many pending requests"));
+    return;
+  }
+  const std::string name = req->value("name", std::string());
+  const std::size_t limit = req->value("limit", std::size_t{0});
+  const std::size_t max_reply = d.config().max_frame;
+  // Names live only in SQLite: hand pending writes over first, then read behind them.
+  d.cache().flush();
+  const Store* store = &d.cache().store();
+  std::weak_ptr<Session> weak = s;
+  d.index().query<Result<json>>(
+      [store, name, limit, max_reply](Index& index) -> Result<json> {
+        json entries = json::array();
+        std::size_t total = 0;
+        auto add = [&](const EntryRow& r) {
+          ++total;
+          if (limit != 0 && entries.size() >= limit) return;
+          entries.push_back({{"key", r.key.hex()},
+                             {"name", r.name},
+                             {"target", r.target},
+                             {"origin", entry_origin_name(r.origin)},
+                             {"size", r.size},
+                             {"digest", r.digest.hex()},
+                             {"path", store->object_path(r.digest, r.kind)},
+                             {"created", r.created},
+                             {"last_served", r.last_served},
+                             {"serve_count", r.serve_count}});
+        };
+        if (name.empty()) {
+          KC_TRY(index.for_each_entry(add));
+        } else {
+          KC_TRY_ASSIGN(const auto rows, index.entries_named(name));
+          for (const auto& r : rows) add(r);
+        }
+        json doc{{"entries", std::move(entries)}, {"total", total}};
+        doc["truncated"] = doc["entries"].size() < total;
+        if (doc.dump().size() + 64 > max_reply)
+          return make_error(Errc::too_large, "the list of " + std::to_string(total) +
+                                                 " entries exceeds a reply frame; ask with a limit");
+        return doc;
+      },
+      [weak, id](Result<json> result) {
+        auto session = weak.lock();
+        if (!session) return;
+        session->release_slot();
+        if (!result.ok()) session->reply_error(id, wire::Opcode::list, result.error());
+        else reply_json(*session, id, wire::Opcode::list, *result);
+      });
+}
+
+void handle_verify(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                   std::string_view payload) {
+  if (auto req = request_json(payload); !req.ok()) {
+    s->reply_error(id, wire::Opcode::verify, req.error());
+    return;
+  }
+  if (!s->acquire_slot()) {
+    s->reply_error(id, wire::Opcode::verify, make_error(Errc::busy, "too many pending requests"));
+    return;
+  }
+  spdlog::info("verify requested by uid {} (pid {})", s->peer().uid, s->peer().pid);
+  std::weak_ptr<Session> weak = s;
+  // The start-up reconcile (if still running) finishes first: verify reports the state after it.
+  d.reconciler().run(Reconciler::Mode::full, [weak, id](const ReconcileReport& report) {
+    auto session = weak.lock();
+    if (!session) return;
+    session->release_slot();
+    reply_json(*session, id, wire::Opcode::verify, report.to_json());
+  });
+  send_interim(*s, id, wire::Opcode::verify, "verifying every object");
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,211 @@
+#include "daemon.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <future>
+#include <nlohmann/json.hpp>
+
+#include "common/paths.hpp"
+#include "common/units.hpp"
+#include "kcache_config.h"
+
+namespace kcache::daemon {
+
+Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {}
+
+Daemon::~Daemon() {
+  // Components hold loop handles: release them, then let the loop run their close callbacks.
+  server_.reset();
+  reconciler_.reset();
+  compiles_.reset();
+  pool_.reset();
+  if (cache_) cache_->flush();
+  if (index_worker_) index_worker_->stop();  // applies the final batch
+  cache_.reset();
+  index_worker_.reset();
+  post_.reset();
+  sigterm_.reset();
+  sigint_.reset();
+  watchdog_.reset();
+  if (loop_initialized_) {
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    if (uv_loop_close(&loop_) != 0) spdlog::debug("event loop closed with handles still open");
+  }
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::create(DaemonConfig config) {
+  std::unique_ptr<Daemon> d(new Daemon(std::move(config)));
+  KC_TRY(d->start());
+  return d;
+}
+
+Status Daemon::start() {
+  started_ = std::chrono::steady_clock::now();
+  KC_TRY(apply_default_paths(config_));
+  if (const int rc = uv_loop_init(&loop_); rc != 0) return uv_error("uv_loop_init", rc);
+  loop_initialized_ = true;
+
+  KC_TRY_ASSIGN(lock_, CacheLock::acquire(config_.cache_dir));
+  KC_TRY_ASSIGN(Store store, Store::open(config_.cache_dir));
+  store_ = std::make_unique<Store>(std::move(store));
+  KC_TRY(store_->sweep_staging());
+
+  // Index: open (migrating), read counters, then stream every row into the catalog on the
+  // index thread while this thread waits (nothing else runs yet).
+  const auto t0 = std::chrono::steady_clock::now();
+  KC_TRY_ASSIGN(Index index, Index::open(config_.cache_dir + "/index.sqlite"));
+  KC_TRY_ASSIGN(const auto counters, index.load_counters());
+  stats_.load(counters);
+  post_ = std::make_unique<LoopPost>(&loop_);
+  index_worker_ = std::make_unique<IndexWorker>(std::move(index), *post_);
+  cache_ = std::make_unique<Cache>(&loop_, *store_, *index_worker_, stats_,
+                                   config_.index_flush_interval);
+  std::promise<Status> loaded;
+  index_worker_->submit([&](Index& idx) {
+    loaded.set_value(idx.for_each_entry([&](const EntryRow& row) { cache_->adopt(row); }));
+  });
+  KC_TRY(loaded.get_future().get());
+  const auto load_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - t0);
+  spdlog::info("cache {}: {} entries, {} (index loaded in {} ms)", config_.cache_dir,
+               cache_->catalog().size(), format_size(cache_->catalog().bytes()), load_ms.count());
+
+  char exe_buf[4096];
+  std::size_t exe_len = sizeof exe_buf;
+  if (const int rc = uv_exepath(exe_buf, &exe_len); rc != 0) return uv_error("uv_exepath", rc);
+  const std::string executable(exe_buf, exe_len);
+  compilers_ = CompilerRegistry::probe(executable);
+  for (const auto& c : compilers_.all()) {
+    if (c.available) spdlog::info("{} compiler: {}", c.backend, c.identity);
+    else spdlog::warn("{} compiler unavailable: {}", c.backend, c.error);
+  }
+  if (config_.devices) {
+    KC_TRY_ASSIGN(devices_, DeviceTable::from_list(*config_.devices));
+  }
+  for (const auto& dev : devices_.devices())
+    spdlog::info("device {}: {} {} → {} ({})", dev.index, dev.backend, dev.arch,
+                 dev.compile_target, dev.source);
+
+  WorkerPoolOptions pool_options;
+  pool_options.executable = executable;
+  pool_options.extra_args = {"--log-level", config_.log_level};
+  pool_options.max_workers =
+      config_.compile_workers != 0 ? config_.compile_workers : uv_available_parallelism();
+  pool_options.timeout = config_.compile_timeout;
+  pool_ = std::make_unique<WorkerPool>(&loop_, std::move(pool_options));
+  compiles_ = std::make_unique<CompileService>(*cache_, *pool_, stats_);
+  reconciler_ = std::make_unique<Reconciler>(&loop_, *cache_, *index_worker_);
+
+  server_ = std::make_unique<Server>(&loop_, *this);
+  if (config_.socket_path.empty() && sd_listen_fds(0) == 1) {
+    KC_TRY(server_->adopt(SD_LISTEN_FDS_START));
+    spdlog::info("serving on the socket systemd passed ({})", server_->path());
+  } else {
+    if (config_.socket_path.empty()) {
+      KC_TRY_ASSIGN(config_.socket_path, default_socket_path());
+    }
+    KC_TRY(server_->bind(config_.socket_path, config_.socket_mode));
+  }
+  KC_TRY(server_->start());
+
+  ::signal(SIGPIPE, SIG_IGN);  // writes use MSG_NOSIGNAL; this covers anything else
+  for (auto* h : {&sigterm_, &sigint_}) {
+    *h = UvHandle<uv_signal_t>::make();
+    uv_signal_init(&loop_, h->get());
+    (*h)->data = this;
+  }
+  auto on_signal = [](uv_signal_t* s, int signum) {
+    spdlog::info("received signal {}, stopping", signum);
+    if (s->data != nullptr) static_cast<Daemon*>(s->data)->request_stop();
+  };
+  uv_signal_start(sigterm_.get(), on_signal, SIGTERM);
+  uv_signal_start(sigint_.get(), on_signal, SIGINT);
+  return {};
+}
+
+int Daemon::run() {
+  spdlog::info("kcached {} serving on {} (cache {})", KCACHE_VERSION, server_->path(),
+               config_.cache_dir);
+  sd_notifyf(0, "READY=1\nSTATUS=serving %zu entries on %s\nMAINPID=%d", cache_->catalog().size(),
+             server_->path().c_str(), static_cast<int>(::getpid()));
+
+  std::uint64_t watchdog_usec = 0;
+  if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
+    // Pinging from the loop itself proves the loop turns, not just that the process lives.
+    watchdog_ = UvHandle<uv_timer_t>::make();
+    uv_timer_init(&loop_, watchdog_.get());
+    const std::uint64_t every_ms = std::max<std::uint64_t>(watchdog_usec / 2000, 1);
+    uv_timer_start(watchdog_.get(), [](uv_timer_t*) { sd_notify(0, "WATCHDOG=1"); }, 0, every_ms);
+    uv_unref(watchdog_.handle());
+  }
+
+  reconciler_->run(Reconciler::Mode::quick, [](const ReconcileReport& r) {
+    spdlog::debug("start-up reconcile: {} entries checked, {} repaired", r.checked_entries, r.repaired);
+  });
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  spdlog::info("kcached stopped");
+  return 0;
+}
+
+void Daemon::request_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  sd_notify(0, "STOPPING=1");
+  // Everything that keeps the loop alive goes; in-flight publishes finish first.
+  server_->close();
+  pool_->shutdown();
+  sigterm_.reset();
+  sigint_.reset();
+  watchdog_.reset();
+  post_->unref();
+}
+
+bool Daemon::is_admin(const ucred& peer) const noexcept {
+  return peer.uid == 0 || peer.uid == ::geteuid();
+}
+
+nlohmann::json Daemon::status() const {
+  using nlohmann::json;
+  json devices = json::array();
+  for (const auto& d : devices_.devices())
+    devices.push_back({{"index", d.index},
+                       {"backend", d.backend},
+                       {"arch", d.arch},
+                       {"compile_target", d.compile_target},
+                       {"source", d.source}});
+  json stats = json::object();
+  stats_.for_each([&](const char* name, std::uint64_t v) { stats[name] = v; });
+  json compilers = json::array();
+  for (const auto& c : compilers_.all())
+    compilers.push_back({{"backend", c.backend},
+                         {"available", c.available},
+                         {"identity", c.available ? json(c.identity) : json(nullptr)},
+                         {"error", c.available ? json(nullptr) : json(c.error)}});
+  const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::steady_clock::now() - started_);
+  return json{{"version", KCACHE_VERSION},
+              {"pid", ::getpid()},
+              {"uptime_s", uptime.count()},
+              {"cache_dir", config_.cache_dir},
+              {"socket", server_->path()},
+              {"devices", std::move(devices)},
+              {"cache",
+               {{"bytes", cache_->catalog().bytes()},
+                {"entries", cache_->catalog().size()},
+                {"max_size", config_.max_size}}},
+              {"stats", std::move(stats)},
+              {"providers", json::array()},
+              {"inflight_compiles", compiles_->inflight()},
+              {"compile_workers", {{"processes", pool_->processes()},
+                                   {"running", pool_->running()},
+                                   {"queued", pool_->queued()}}},
+              {"compilers", std::move(compilers)},
+              {"sessions", server_->sessions()},
+              {"reconciled", reconciler_->startup_done()},
+              {"index", {{"schema_version", Index::latest_schema_version()}}}};
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,86 @@
+// daemon.hpp — kcached as a library: owns the loop and every component, in start-up order.
+//
+// Contract:
+//  * Daemon::create(config) takes the cache directory lock, opens the store and index
+//    (migrating it), loads the catalog, probes compilers and binds the socket. Any failure is
+//    an error that names what failed (the binary prints it and exits 1).
+//  * run() serves until SIGTERM/SIGINT (or request_stop()), then shuts down cleanly: stops
+//    accepting, ends sessions, kills compile workers, flushes the index. Returns the exit code.
+//  * READY=1 goes to the service manager once the socket serves and the index is loaded.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "cache.hpp"
+#include "cache_lock.hpp"
+#include "compile_service.hpp"
+#include "compilers.hpp"
+#include "config.hpp"
+#include "devices.hpp"
+#include "index_worker.hpp"
+#include "reconcile.hpp"
+#include "server.hpp"
+#include "stats.hpp"
+#include "store.hpp"
+#include "uv.hpp"
+#include "worker_pool.hpp"
+
+namespace kcache::daemon {
+
+class Daemon {
+ public:
+  static Result<std::unique_ptr<Daemon>> create(DaemonConfig config);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  int run();
+  void request_stop();
+
+  // For request handlers (loop thread).
+  uv_loop_t* loop() noexcept { return &loop_; }
+  const DaemonConfig& config() const noexcept { return config_; }
+  Cache& cache() noexcept { return *cache_; }
+  CompileService& compiles() noexcept { return *compiles_; }
+  Stats& stats() noexcept { return stats_; }
+  const DeviceTable& devices() const noexcept { return devices_; }
+  const CompilerRegistry& compilers() const noexcept { return compilers_; }
+  IndexWorker& index() noexcept { return *index_worker_; }
+  Reconciler& reconciler() noexcept { return *reconciler_; }
+  Server& server() noexcept { return *server_; }
+  bool is_admin(const ucred& peer) const noexcept;
+  nlohmann::json status() const;
+
+ private:
+  explicit Daemon(DaemonConfig config);
+  Status start();
+  void stop();
+
+  DaemonConfig config_;
+  uv_loop_t loop_{};
+  bool loop_initialized_ = false;
+  std::chrono::steady_clock::time_point started_;
+  CacheLock lock_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<LoopPost> post_;
+  std::unique_ptr<IndexWorker> index_worker_;
+  Stats stats_;
+  std::unique_ptr<Cache> cache_;
+  CompilerRegistry compilers_;
+  DeviceTable devices_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<CompileService> compiles_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<Server> server_;
+  UvHandle<uv_signal_t> sigterm_;
+  UvHandle<uv_signal_t> sigint_;
+  UvHandle<uv_timer_t> watchdog_;
+  bool stopping_ = false;
+};
+
+}  // namespace kcache::daemon

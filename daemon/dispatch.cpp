@@ -1,0 +1,25 @@
+#include "dispatch.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+struct Route {
+  wire::Opcode op;
+  Handler handler;
+};
+
+constexpr Route kRoutes[] = {
+    {wire::Opcode::get, handle_get},
+    {wire::Opcode::status, handle_status},
+    {wire::Opcode::list, handle_list},
+    {wire::Opcode::verify, handle_verify},
+};
+}  // namespace
+
+Handler find_handler(wire::Opcode op) noexcept {
+  for (const Route& r : kRoutes)
+    if (r.op == op) return r.handler;
+  return nullptr;
+}
+
+}  // namespace kcache::daemon

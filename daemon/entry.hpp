@@ -1,0 +1,56 @@
+// entry.hpp — what the daemon knows about one cache entry (a key and the object it names).
+//
+// Contract: `Entry` is the compact in-memory form (no name: names live in the SQLite index
+// only, which keeps a million entries well under the RSS budget). `EntryRow` is the full
+// persistent row. Object files are named <digest>.<extension of kind>.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/digest.hpp"
+
+namespace kcache::daemon {
+
+enum class ObjectKind : std::uint8_t { cubin, hsaco };
+enum class EntryOrigin : std::uint8_t { compiled, provider };
+
+constexpr const char* kind_extension(ObjectKind k) noexcept {
+  return k == ObjectKind::cubin ? "cubin" : "hsaco";
+}
+std::optional<ObjectKind> parse_kind(std::string_view s) noexcept;
+// cuda → cubin, hip → hsaco.
+std::optional<ObjectKind> kind_for_backend(std::string_view backend) noexcept;
+
+constexpr const char* entry_origin_name(EntryOrigin o) noexcept {
+  return o == EntryOrigin::compiled ? "compiled" : "provider";
+}
+std::optional<EntryOrigin> parse_entry_origin(std::string_view s) noexcept;
+
+struct Entry {
+  Digest128 digest;
+  std::uint64_t size = 0;
+  std::int64_t created = 0;      // unix seconds
+  std::int64_t last_served = 0;  // unix seconds
+  std::uint32_t serve_count = 0;
+  std::uint16_t target_id = 0;   // interned target string (Catalog::target_name)
+  ObjectKind kind = ObjectKind::cubin;
+  EntryOrigin origin = EntryOrigin::compiled;
+};
+
+struct EntryRow {
+  Digest128 key;
+  Digest128 digest;
+  std::uint64_t size = 0;
+  ObjectKind kind = ObjectKind::cubin;
+  std::string target;
+  EntryOrigin origin = EntryOrigin::compiled;
+  std::string name;
+  std::int64_t created = 0;
+  std::int64_t last_served = 0;
+  std::uint64_t serve_count = 0;
+};
+
+}  // namespace kcache::daemon

@@ -1,0 +1,194 @@
+#include "index.hpp"
+
+#include "index_migrations.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+
+constexpr const char* kSelectEntries =
+    "SELECT key, digest, size, kind, target, origin, name, created_at, last_served_at, "
+    "serve_count FROM entries";
+
+Result<Digest128> blob_digest(std::span<const unsigned char> blob, const char* column) {
+  if (blob.size() != 16)
+    return make_error(Errc::corrupt, std::string("index row has a ") + column + " of " +
+                                         std::to_string(blob.size()) + " bytes, expected 16");
+  return Digest128::from_bytes(std::span<const std::uint8_t, 16>(blob.data(), 16));
+}
+
+Result<EntryRow> read_row(const SqliteStmt& s) {
+  EntryRow row;
+  KC_TRY_ASSIGN(row.key, blob_digest(s.column_blob(0), "key"));
+  KC_TRY_ASSIGN(row.digest, blob_digest(s.column_blob(1), "digest"));
+  row.size = static_cast<std::uint64_t>(s.column_int(2));
+  const auto kind = parse_kind(s.column_text(3));
+  const auto origin = parse_entry_origin(s.column_text(5));
+  if (!kind || !origin)
+    return make_error(Errc::corrupt, "index row " + row.key.hex() + " has an unknown kind or origin");
+  row.kind = *kind;
+  row.target = std::string(s.column_text(4));
+  row.origin = *origin;
+  row.name = std::string(s.column_text(6));
+  row.created = s.column_int(7);
+  row.last_served = s.column_int(8);
+  row.serve_count = static_cast<std::uint64_t>(s.column_int(9));
+  return row;
+}
+
+void bind_digest(SqliteStmt& s, int i, const Digest128& d) {
+  const auto b = d.bytes();
+  s.bind_blob(i, b.data(), b.size());
+}
+
+// Applies every migration above `from`, each in its own transaction with its user_version.
+Status migrate(SqliteDb& db, int from) {
+  for (const Migration& m : index_migrations()) {
+    if (m.version <= from) continue;
+    KC_TRY(db.exec("BEGIN IMMEDIATE"));
+    auto applied = db.exec(m.sql);
+    if (applied.ok())
+      applied = db.exec(("PRAGMA user_version = " + std::to_string(m.version)).c_str());
+    if (!applied.ok()) {
+      (void)db.exec("ROLLBACK");
+      return make_error(applied.error().code, "index migration " + std::string(m.file) +
+                                                  " failed: " + applied.error().message);
+    }
+    KC_TRY(db.exec("COMMIT"));
+  }
+  return {};
+}
+
+}  // namespace
+
+int Index::latest_schema_version() { return index_migrations().back().version; }
+
+Result<Index> Index::open(const std::string& path) {
+  Index index;
+  KC_TRY_ASSIGN(index.db_, SqliteDb::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                                    SQLITE_OPEN_NOMUTEX));
+  // A busy timeout covers an external reader (sqlite3 CLI) holding a lock briefly.
+  sqlite3_busy_timeout(index.db_.get(), 5000);
+  KC_TRY_ASSIGN(const std::int64_t version, index.db_.query_int("PRAGMA user_version"));
+  const int latest = latest_schema_version();
+  if (version > latest)
+    return make_error(Errc::unsupported_version,
+                      "index " + path + " has schema version " + std::to_string(version) +
+                          ", newer than this kcached supports (" + std::to_string(latest) +
+                          "); run the newer kcached or move the cache directory aside");
+  // WAL: readers never block the writer; NORMAL sync is durable at checkpoints and never
+  // corrupts (a crash may lose the last batches, which start-up reconciliation repairs).
+  KC_TRY(index.db_.exec("PRAGMA journal_mode = WAL"));
+  KC_TRY(index.db_.exec("PRAGMA synchronous = NORMAL"));
+  KC_TRY(index.db_.exec("PRAGMA foreign_keys = ON"));
+  KC_TRY(migrate(index.db_, static_cast<int>(version)));
+  index.schema_version_ = latest;
+  KC_TRY(index.prepare_statements());
+  return index;
+}
+
+Status Index::prepare_statements() {
+  KC_TRY_ASSIGN(upsert_, db_.prepare(
+      "INSERT INTO entries (key, digest, size, kind, target, origin, name, created_at, "
+      "last_served_at, serve_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+      "ON CONFLICT (key) DO UPDATE SET digest = ?2, size = ?3, kind = ?4, target = ?5, "
+      "origin = ?6, name = ?7, created_at = ?8, last_served_at = ?9, serve_count = ?10"));
+  KC_TRY_ASSIGN(touch_, db_.prepare(
+      "UPDATE entries SET last_served_at = ?2, serve_count = ?3 WHERE key = ?1"));
+  KC_TRY_ASSIGN(delete_, db_.prepare("DELETE FROM entries WHERE key = ?1"));
+  KC_TRY_ASSIGN(counter_, db_.prepare(
+      "INSERT INTO counters (name, value) VALUES (?1, ?2) "
+      "ON CONFLICT (name) DO UPDATE SET value = ?2"));
+  return {};
+}
+
+Status Index::for_each_entry(const std::function<void(const EntryRow&)>& on_row) {
+  KC_TRY_ASSIGN(SqliteStmt stmt, db_.prepare(kSelectEntries));
+  while (true) {
+    KC_TRY_ASSIGN(const bool row, stmt.step());
+    if (!row) return {};
+    KC_TRY_ASSIGN(const EntryRow entry, read_row(stmt));
+    on_row(entry);
+  }
+}
+
+Result<std::map<std::string, std::int64_t>> Index::load_counters() {
+  std::map<std::string, std::int64_t> out;
+  KC_TRY_ASSIGN(SqliteStmt stmt, db_.prepare("SELECT name, value FROM counters"));
+  while (true) {
+    KC_TRY_ASSIGN(const bool row, stmt.step());
+    if (!row) return out;
+    out[std::string(stmt.column_text(0))] = stmt.column_int(1);
+  }
+}
+
+Status Index::apply(const IndexBatch& batch) {
+  if (batch.empty()) return {};
+  KC_TRY(db_.exec("BEGIN IMMEDIATE"));
+  auto body = [&]() -> Status {
+    for (const EntryRow& r : batch.upserts) {
+      bind_digest(upsert_, 1, r.key);
+      bind_digest(upsert_, 2, r.digest);
+      upsert_.bind(3, static_cast<std::int64_t>(r.size));
+      upsert_.bind(4, kind_extension(r.kind));
+      upsert_.bind(5, r.target);
+      upsert_.bind(6, entry_origin_name(r.origin));
+      upsert_.bind(7, r.name);
+      upsert_.bind(8, r.created);
+      upsert_.bind(9, r.last_served);
+      upsert_.bind(10, static_cast<std::int64_t>(r.serve_count));
+      KC_TRY(upsert_.run());
+    }
+    for (const EntryTouch& t : batch.touches) {
+      bind_digest(touch_, 1, t.key);
+      touch_.bind(2, t.last_served);
+      touch_.bind(3, static_cast<std::int64_t>(t.serve_count));
+      KC_TRY(touch_.run());
+    }
+    for (const Digest128& k : batch.deletes) {
+      bind_digest(delete_, 1, k);
+      KC_TRY(delete_.run());
+    }
+    for (const auto& [name, value] : batch.counters) {
+      counter_.bind(1, name);
+      counter_.bind(2, value);
+      KC_TRY(counter_.run());
+    }
+    return {};
+  };
+  auto st = body();
+  if (!st.ok()) {
+    (void)db_.exec("ROLLBACK");
+    return st;
+  }
+  return db_.exec("COMMIT");
+}
+
+Result<std::vector<EntryRow>> Index::entries_named(const std::string& name) {
+  KC_TRY_ASSIGN(SqliteStmt stmt, db_.prepare(std::string(kSelectEntries) + " WHERE name = ?1"));
+  stmt.bind(1, name);
+  std::vector<EntryRow> out;
+  while (true) {
+    KC_TRY_ASSIGN(const bool row, stmt.step());
+    if (!row) return out;
+    KC_TRY_ASSIGN(EntryRow entry, read_row(stmt));
+    out.push_back(std::move(entry));
+  }
+}
+
+Result<std::string> Index::quick_check() {
+  KC_TRY_ASSIGN(SqliteStmt stmt, db_.prepare("PRAGMA quick_check"));
+  std::string findings;
+  while (true) {
+    KC_TRY_ASSIGN(const bool row, stmt.step());
+    if (!row) break;
+    const std::string_view line = stmt.column_text(0);
+    if (line != "ok") {
+      if (!findings.empty()) findings += "; ";
+      findings += line;
+    }
+  }
+  return findings;
+}
+
+}  // namespace kcache::daemon

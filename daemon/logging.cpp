@@ -1,0 +1,16 @@
+#include "logging.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace kcache::daemon {
+
+void setup_logging(const std::string& level, const std::string& tag) {
+  auto logger = spdlog::stderr_logger_st(tag);
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %n[%P] %l: %v");
+  logger->set_level(spdlog::level::from_str(level));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace kcache::daemon

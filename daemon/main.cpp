@@ -1,0 +1,29 @@
+// kcached: parse the command line, build the daemon, serve. Everything else is kcached_core.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "compile_worker.hpp"
+#include "config.hpp"
+#include "daemon.hpp"
+#include "logging.hpp"
+
+int main(int argc, char** argv) {
+  using namespace kcache::daemon;
+  auto args = parse_daemon_args(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "kcached: %s\n", args.error().message.c_str());
+    return 2;
+  }
+  if (args->exit_now) return args->exit_code;
+  setup_logging(args->config.log_level, args->compile_worker ? "kcached-worker" : "kcached");
+  if (!args->probe_compiler.empty()) return run_compiler_probe(args->probe_compiler);
+  if (args->compile_worker) return run_compile_worker(kCompileWorkerFd);
+
+  auto daemon = Daemon::create(std::move(args->config));
+  if (!daemon.ok()) {
+    spdlog::critical("{}", daemon.error().message);
+    return 1;
+  }
+  return (*daemon)->run();
+}

@@ -1,0 +1,103 @@
+// kcached's command line (DESIGN §8): CLI11 parses, the config file fills the gaps.
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "common/paths.hpp"
+#include "common/units.hpp"
+#include "config.hpp"
+#include "kcache_config.h"
+
+namespace kcache::daemon {
+
+namespace {
+std::vector<std::string> split_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+}  // namespace
+
+Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
+  ParsedArgs parsed;
+  CLI::App app{"kcached — the per-host GPU kernel module cache daemon", "kcached"};
+  app.set_version_flag("--version", std::string("kcached ") + KCACHE_VERSION);
+
+  std::string cache_dir, socket, config_file, devices, log_level, max_size, timeout, max_frame;
+  std::size_t workers = 0;
+  app.add_option("--cache-dir", cache_dir, "Cache directory (default: /var/cache/kcache as root, else $XDG_CACHE_HOME/kcache)");
+  app.add_option("--socket", socket, "Listening socket (default: /run/kcache/kcache.sock as root, else $XDG_RUNTIME_DIR/kcache.sock)");
+  app.add_option("--config", config_file, "TOML configuration file")->check(CLI::ExistingFile);
+  app.add_option("--devices", devices, "Comma-separated device list replacing GPU discovery, e.g. sm_90a,gfx942 (also $KCACHE_DEVICES)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--max-size", max_size, "Cache size budget, e.g. 10G (default 10G)");
+  app.add_option("--compile-workers", workers, "Concurrent compile worker processes (default: cores)");
+  app.add_option("--compile-timeout", timeout, "Per-compile timeout, e.g. 120s (default 120s)");
+  app.add_option("--max-frame", max_frame, "Largest accepted request payload (default 64M)");
+  app.add_flag("--compile-worker", parsed.compile_worker, "Internal: run as a compile worker")
+      ->group("");
+  app.add_option("--probe-compiler", parsed.probe_compiler, "Internal: print a backend's compiler identity")
+      ->group("");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help();
+    parsed.exit_now = true;
+    return parsed;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    parsed.exit_now = true;
+    return parsed;
+  } catch (const CLI::ParseError& e) {
+    return make_error(Errc::invalid_argument, e.what());
+  }
+  if (parsed.compile_worker || !parsed.probe_compiler.empty()) {
+    parsed.config.log_level = log_level.empty() ? "info" : log_level;
+    return parsed;
+  }
+
+  DaemonConfig& c = parsed.config;
+  if (!config_file.empty()) KC_TRY(load_config_file(config_file, c));
+  // Command line over environment over file.
+  if (const char* env = std::getenv("KCACHE_DEVICES"); env != nullptr && *env != '\0')
+    c.devices = split_list(env);
+  if (!cache_dir.empty()) c.cache_dir = cache_dir;
+  if (!socket.empty()) c.socket_path = socket;
+  if (!devices.empty()) c.devices = split_list(devices);
+  if (!log_level.empty()) c.log_level = log_level;
+  if (!max_size.empty()) {
+    auto v = parse_size(max_size);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--max-size: " + v.error().message);
+    c.max_size = *v;
+  }
+  if (workers != 0) c.compile_workers = workers;
+  if (!timeout.empty()) {
+    auto v = parse_duration(timeout);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-timeout: " + v.error().message);
+    if (v->count() < 1000) return make_error(Errc::invalid_argument, "--compile-timeout must be at least 1s");
+    c.compile_timeout = *v;
+  }
+  if (!max_frame.empty()) {
+    auto v = parse_size(max_frame);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--max-frame: " + v.error().message);
+    if (*v < 4096 || *v > (1ull << 30))
+      return make_error(Errc::invalid_argument, "--max-frame must be between 4K and 1G");
+    c.max_frame = static_cast<std::uint32_t>(*v);
+  }
+  return parsed;
+}
+
+Status apply_default_paths(DaemonConfig& config) {
+  if (config.cache_dir.empty()) {
+    KC_TRY_ASSIGN(config.cache_dir, default_cache_dir());
+  }
+  return {};
+}
+
+}  // namespace kcache::daemon

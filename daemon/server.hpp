@@ -1,0 +1,55 @@
+// server.hpp — the listening Unix socket and the set of client sessions.
+//
+// Contract (loop thread only):
+//  * bind(path, mode) creates the socket (and its parent directory), refusing a path where a
+//    live daemon already answers; a stale socket file is replaced. adopt(fd) uses a socket
+//    systemd passed (socket activation) instead.
+//  * Accepts until `max_connections`; beyond it new connections are closed at once (and
+//    logged once per burst) so existing clients keep their latency.
+//  * close() stops accepting, closes every session and removes the socket file it created.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "common/fd.hpp"
+#include "uv.hpp"
+
+namespace kcache::daemon {
+
+class Daemon;
+class Session;
+
+class Server {
+ public:
+  Server(uv_loop_t* loop, Daemon& daemon) : loop_(loop), daemon_(daemon) {}
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  Status bind(const std::string& path, std::uint32_t mode);
+  Status adopt(int fd);
+  Status start();
+  void close();
+
+  const std::string& path() const noexcept { return path_; }
+  std::size_t sessions() const noexcept { return sessions_.size(); }
+  void forget(std::uint64_t session_id) { sessions_.erase(session_id); }
+
+ private:
+  void on_readable();
+
+  uv_loop_t* loop_;
+  Daemon& daemon_;
+  Fd listen_fd_;
+  UvHandle<uv_poll_t> poll_;
+  std::string path_;
+  bool owns_path_ = false;
+  std::uint64_t next_id_ = 1;
+  bool refusing_ = false;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Session>> sessions_;
+};
+
+}  // namespace kcache::daemon

@@ -1,0 +1,65 @@
+// session.hpp — one client connection: handshake, permission checks, dispatch, replies.
+//
+// Contract (loop thread only):
+//  * The first frame must be `hello` (protocol version negotiation); anything else, or a
+//    malformed frame, closes this connection with a logged reason. Other sessions are not
+//    affected.
+//  * Each opcode is checked against the table (schema/wire_v1.def): the negotiated version
+//    must have it and the peer (SO_PEERCRED) must hold its permission; failures are error
+//    replies naming the opcode, and the connection stays usable.
+//  * Requests that finish later (compiles, queries) hold a quota slot: more than
+//    `max_pending_per_client` at once get `busy`.
+//  * Replies to a closed session are dropped.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "channel.hpp"
+#include "wire/frame.hpp"
+#include "wire/protocol.hpp"
+
+namespace kcache::daemon {
+
+class Daemon;
+
+class Session : public ChannelHandler, public std::enable_shared_from_this<Session> {
+ public:
+  Session(Daemon& daemon, std::uint64_t id, Fd fd, const ucred& peer);
+
+  Status start();
+  void close(const std::string& reason) { channel_.close(reason); }
+
+  void on_frame(const wire::Frame& frame) override;
+  void on_closed(const std::string& reason) override;
+
+  // `frame` was made by wire::start_frame() and holds the payload; this seals and sends it.
+  void reply(std::uint32_t request_id, wire::Opcode op, std::string frame,
+             std::uint16_t flags = 0, Fd pass_fd = Fd());
+  void reply_error(std::uint32_t request_id, wire::Opcode op, const Error& error);
+
+  // Quota for requests answered later. acquire fails (false) when the quota is exhausted.
+  bool acquire_slot();
+  void release_slot() noexcept {
+    if (pending_ > 0) --pending_;
+  }
+
+  std::uint64_t id() const noexcept { return id_; }
+  const ucred& peer() const noexcept { return peer_; }
+  bool closed() const noexcept { return channel_.closed(); }
+
+ private:
+  void handle_hello(const wire::Frame& frame);
+
+  Daemon& daemon_;
+  std::uint64_t id_;
+  ucred peer_;
+  Channel channel_;
+  std::uint32_t proto_ = 0;  // 0 until hello
+  std::size_t pending_ = 0;
+};
+
+}  // namespace kcache::daemon

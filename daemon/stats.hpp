@@ -1,0 +1,48 @@
+// stats.hpp — the daemon's monotone counters (DESIGN §8 `stats`), persisted across restarts.
+//
+// Contract: loop thread only. `for_each` visits every counter with its stable name (the JSON
+// key and the SQLite counters row); `load` takes values from the index at start-up.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace kcache::daemon {
+
+struct Stats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t compiles = 0;
+  std::uint64_t compile_failures = 0;
+  std::uint64_t provider_hits = 0;
+  std::uint64_t dedup_waits = 0;
+  std::uint64_t evictions = 0;
+
+  template <class F>
+  void for_each(F&& f) const {
+    visit(*this, f);
+  }
+
+  void load(const std::map<std::string, std::int64_t>& values) {
+    visit(*this, [&](const char* name, std::uint64_t& slot) {
+      const auto it = values.find(name);
+      if (it != values.end() && it->second >= 0) slot = static_cast<std::uint64_t>(it->second);
+    });
+  }
+
+ private:
+  // One list of (name, member) for reading and writing alike.
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f("hits", s.hits);
+    f("misses", s.misses);
+    f("compiles", s.compiles);
+    f("compile_failures", s.compile_failures);
+    f("provider_hits", s.provider_hits);
+    f("dedup_waits", s.dedup_waits);
+    f("evictions", s.evictions);
+  }
+};
+
+}  // namespace kcache::daemon

@@ -1,0 +1,247 @@
+#include "store.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+
+namespace kcache::daemon {
+
+namespace {
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+Result<Fd> open_or_make_dir(int parent, const std::string& name, const std::string& shown) {
+  if (::mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST)
+    return errno_error(Errc::io, "cannot create " + shown);
+  const int fd = ::openat(parent, name.c_str(), kDirFlags);
+  if (fd < 0) return errno_error(Errc::io, "cannot open directory " + shown);
+  return Fd(fd);
+}
+
+std::string shard_name(std::uint8_t shard) {
+  char buf[3];
+  std::snprintf(buf, sizeof buf, "%02x", shard);
+  return buf;
+}
+
+// A unique staging name: pid + a process-wide counter.
+std::string next_staging_name(const Digest128& digest) {
+  static std::atomic<std::uint64_t> counter{0};
+  return digest.hex() + "." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
+}
+
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+// Lists a directory given an fd (the fd is duplicated: closedir closes its own).
+template <class F>
+Status for_each_dirent(int dir_fd, const std::string& shown, F&& fn) {
+  const int dup = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  if (dup < 0) return errno_error(Errc::io, "dup " + shown);
+  std::unique_ptr<DIR, DirCloser> dir(::fdopendir(dup));
+  if (!dir) {
+    ::close(dup);
+    return errno_error(Errc::io, "cannot list " + shown);
+  }
+  ::rewinddir(dir.get());
+  while (true) {
+    errno = 0;
+    const dirent* e = ::readdir(dir.get());
+    if (e == nullptr) {
+      if (errno != 0) return errno_error(Errc::io, "cannot list " + shown);
+      return {};
+    }
+    const std::string_view name = e->d_name;
+    if (name == "." || name == "..") continue;
+    fn(*e);
+  }
+}
+
+}  // namespace
+
+Result<Store> Store::open(const std::string& cache_dir) {
+  Store s;
+  s.root_ = cache_dir;
+  s.objects_path_ = cache_dir + "/objects";
+  const int root = ::open(cache_dir.c_str(), kDirFlags);
+  if (root < 0) return errno_error(Errc::io, "cannot open cache directory " + cache_dir);
+  s.root_fd_.reset(root);
+  KC_TRY_ASSIGN(s.objects_fd_, open_or_make_dir(root, "objects", s.objects_path_));
+  KC_TRY_ASSIGN(s.tmp_fd_, open_or_make_dir(root, "tmp", cache_dir + "/tmp"));
+  s.shard_fds_.reserve(256);
+  for (int i = 0; i < 256; ++i) {
+    const std::string name = shard_name(static_cast<std::uint8_t>(i));
+    KC_TRY_ASSIGN(Fd fd, open_or_make_dir(s.objects_fd_.get(), name, s.objects_path_ + "/" + name));
+    s.shard_fds_.push_back(std::move(fd));
+  }
+  return s;
+}
+
+std::string Store::object_name(const Digest128& digest, ObjectKind kind) {
+  std::string name(32, '0');
+  digest.hex_to(name.data());
+  name += '.';
+  name += kind_extension(kind);
+  return name;
+}
+
+std::string Store::object_path(const Digest128& digest, ObjectKind kind) const {
+  std::string path;
+  path.reserve(objects_path_.size() + 48);
+  path += objects_path_;
+  path += '/';
+  char hex[32];
+  digest.hex_to(hex);
+  path.append(hex, 2);
+  path += '/';
+  path.append(hex, 32);
+  path += '.';
+  path += kind_extension(kind);
+  return path;
+}
+
+Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) const {
+  StagedObject staged;
+  staged.digest = digest_of(bytes);
+  staged.size = bytes.size();
+  staged.kind = kind;
+  staged.staging_name = next_staging_name(staged.digest);
+  // 0444 from creation: the file is never writable through any other path.
+  Fd fd(::openat(tmp_fd_.get(), staged.staging_name.c_str(),
+                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444));
+  if (!fd) return errno_error(Errc::io, "cannot create staging file in " + root_ + "/tmp");
+  auto written = write_all(fd.get(), bytes.data(), bytes.size());
+  if (written.ok() && ::fsync(fd.get()) != 0) written = errno_error(Errc::io, "fsync staging file");
+  if (!written.ok()) {
+    ::unlinkat(tmp_fd_.get(), staged.staging_name.c_str(), 0);
+    return make_error(written.error().code, "staging " + staged.digest.hex() + ": " +
+                                                written.error().message);
+  }
+  return staged;
+}
+
+Result<bool> Store::commit(const StagedObject& staged) const {
+  const int shard = shard_fds_[shard_of(staged.digest)].get();
+  const std::string name = object_name(staged.digest, staged.kind);
+  if (::renameat2(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str(),
+                  RENAME_NOREPLACE) == 0)
+    return true;
+  const int err = errno;
+  if (err == EEXIST) {
+    // Same digest already stored. Only a regular file counts: anything else was planted.
+    struct stat st {};
+    if (::fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        static_cast<std::uint64_t>(st.st_size) == staged.size) {
+      discard(staged);
+      return false;
+    }
+    // A foreign or torn file with our name: replace it atomically with the verified bytes.
+    if (::renameat(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str()) == 0) return true;
+    discard(staged);
+    return errno_error(Errc::io, "cannot replace " + object_path(staged.digest, staged.kind));
+  }
+  discard(staged);
+  return errno_error(Errc::io, "cannot publish " + object_path(staged.digest, staged.kind), err);
+}
+
+void Store::discard(const StagedObject& staged) const {
+  ::unlinkat(tmp_fd_.get(), staged.staging_name.c_str(), 0);
+}
+
+Result<Fd> Store::open_object(const Digest128& digest, ObjectKind kind) const {
+  const std::string name = object_name(digest, kind);
+  const int fd = ::openat(shard_fds_[shard_of(digest)].get(), name.c_str(),
+                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    return errno_error(err == ENOENT ? Errc::not_found : Errc::io,
+                       "cannot open " + object_path(digest, kind), err);
+  }
+  Fd owned(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno_error(Errc::io, "fstat " + object_path(digest, kind));
+  if (!S_ISREG(st.st_mode))
+    return make_error(Errc::corrupt, object_path(digest, kind) + " is not a regular file");
+  return owned;
+}
+
+Result<bool> Store::object_exists(const Digest128& digest, ObjectKind kind) const {
+  struct stat st {};
+  const std::string name = object_name(digest, kind);
+  if (::fstatat(shard_fds_[shard_of(digest)].get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return S_ISREG(st.st_mode);
+  if (errno == ENOENT) return false;
+  return errno_error(Errc::io, "stat " + object_path(digest, kind));
+}
+
+Status Store::remove_object(const Digest128& digest, ObjectKind kind) const {
+  return remove_shard_entry(shard_of(digest), object_name(digest, kind));
+}
+
+Status Store::remove_shard_entry(std::uint8_t shard, const std::string& name) const {
+  if (::unlinkat(shard_fds_[shard].get(), name.c_str(), 0) != 0 && errno != ENOENT)
+    return errno_error(Errc::io, "cannot remove " + objects_path_ + "/" + shard_name(shard) + "/" + name);
+  return {};
+}
+
+Result<std::vector<ShardFile>> Store::list_shard(std::uint8_t shard) const {
+  std::vector<ShardFile> out;
+  KC_TRY(for_each_dirent(shard_fds_[shard].get(), objects_path_ + "/" + shard_name(shard),
+                         [&](const dirent& e) {
+                           bool regular = e.d_type == DT_REG;
+                           if (e.d_type == DT_UNKNOWN) {  // some filesystems do not fill d_type
+                             struct stat st {};
+                             regular = ::fstatat(shard_fds_[shard].get(), e.d_name, &st,
+                                                 AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+                           }
+                           out.push_back({e.d_name, regular});
+                         }));
+  return out;
+}
+
+Result<std::vector<std::string>> Store::list_staging() const {
+  std::vector<std::string> out;
+  KC_TRY(for_each_dirent(tmp_fd_.get(), root_ + "/tmp",
+                         [&](const dirent& e) { out.emplace_back(e.d_name); }));
+  return out;
+}
+
+Result<bool> Store::remove_staging(const std::string& name) const {
+  if (::unlinkat(tmp_fd_.get(), name.c_str(), 0) == 0) return true;
+  if (errno == ENOENT) return false;
+  return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + name);
+}
+
+std::optional<std::pair<Digest128, ObjectKind>> Store::parse_object_name(std::string_view name) {
+  if (name.size() < 34 || name[32] != '.') return std::nullopt;
+  auto digest = parse_digest_hex(name.substr(0, 32));
+  const auto kind = parse_kind(name.substr(33));
+  if (!digest.ok() || !kind) return std::nullopt;
+  // Only the canonical lowercase spelling is ours.
+  if (Store::object_name(*digest, *kind) != name) return std::nullopt;
+  return std::pair{*digest, *kind};
+}
+
+Status Store::sync_shards(const std::bitset<256>& shards) const {
+  for (std::size_t i = 0; i < shards.size(); ++i)
+    if (shards.test(i) && ::fsync(shard_fds_[i].get()) != 0)
+      return errno_error(Errc::io, "fsync " + objects_path_ + "/" + shard_name(static_cast<std::uint8_t>(i)));
+  return {};
+}
+
+Status Store::sweep_staging() const {
+  KC_TRY_ASSIGN(const auto names, list_staging());
+  for (const std::string& n : names)
+    if (::unlinkat(tmp_fd_.get(), n.c_str(), 0) != 0 && errno != ENOENT)
+      return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + n);
+  return {};
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,83 @@
+// store.hpp — the content-addressed object store under <cache>/objects/.
+//
+// Layout: objects/<first two hex digits>/<32-hex digest>.<cubin|hsaco>, files mode 0444,
+// staging in tmp/. Contract:
+//  * `stage(bytes, kind)` (any thread) writes a new file in tmp/, fsyncs it and returns its
+//    digest. Nothing under objects/ changes.
+//  * `commit(staged)` (loop thread) publishes it with renameat2(RENAME_NOREPLACE): readers see
+//    the whole file or none. If an object with that digest already exists the staged copy is
+//    dropped (identical bytes are stored once) and `false` is returned.
+//  * Object paths are resolved under directory fds with O_NOFOLLOW: a symlink planted in
+//    objects/ is never followed. The shard directory fsync that makes a rename durable is
+//    `sync_shards`, called by the index worker before it commits rows naming new objects.
+//  * `sweep_staging()` empties tmp/ (start-up: anything there is from a dead process).
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/digest.hpp"
+#include "common/fd.hpp"
+#include "entry.hpp"
+
+namespace kcache::daemon {
+
+struct StagedObject {
+  std::string staging_name;  // under tmp/
+  Digest128 digest;
+  std::uint64_t size = 0;
+  ObjectKind kind = ObjectKind::cubin;
+};
+
+struct ShardFile {
+  std::string name;
+  bool regular = false;  // false: a symlink, directory or anything else that has no business here
+};
+
+class Store {
+ public:
+  static Result<Store> open(const std::string& cache_dir);
+
+  const std::string& root() const noexcept { return root_; }
+  std::string object_path(const Digest128& digest, ObjectKind kind) const;
+  // The file name inside its shard: <digest>.<ext>.
+  static std::string object_name(const Digest128& digest, ObjectKind kind);
+  static std::uint8_t shard_of(const Digest128& digest) noexcept {
+    return static_cast<std::uint8_t>(digest.high >> 56);
+  }
+
+  Result<StagedObject> stage(std::string_view bytes, ObjectKind kind) const;
+  Result<bool> commit(const StagedObject& staged) const;
+  void discard(const StagedObject& staged) const;
+
+  Result<Fd> open_object(const Digest128& digest, ObjectKind kind) const;
+  Result<bool> object_exists(const Digest128& digest, ObjectKind kind) const;
+  Status remove_object(const Digest128& digest, ObjectKind kind) const;
+  // Removes any directory entry of a shard by name (orphans, planted symlinks).
+  Status remove_shard_entry(std::uint8_t shard, const std::string& name) const;
+  Result<std::vector<ShardFile>> list_shard(std::uint8_t shard) const;
+  Result<std::vector<std::string>> list_staging() const;
+  // Removes a staging file; false if it was already gone.
+  Result<bool> remove_staging(const std::string& name) const;
+  // Parses an object file name "<32 hex>.<cubin|hsaco>".
+  static std::optional<std::pair<Digest128, ObjectKind>> parse_object_name(std::string_view name);
+
+  Status sync_shards(const std::bitset<256>& shards) const;
+  Status sweep_staging() const;
+
+ private:
+  std::string root_;  // the cache directory
+  std::string objects_path_;
+  Fd root_fd_;
+  Fd objects_fd_;
+  Fd tmp_fd_;
+  std::vector<Fd> shard_fds_;  // 256, index = first byte of the digest
+};
+
+}  // namespace kcache::daemon

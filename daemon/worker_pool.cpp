@@ -1,0 +1,241 @@
+#include "worker_pool.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "channel.hpp"
+#include "wire/frame.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+// A compile job or result: sources are bounded far below this, binaries rarely exceed 64 MiB.
+constexpr std::uint32_t kMaxWorkerFrame = 512u << 20;
+constexpr int kWorkerFd = 3;  // the worker's end of the socketpair, per --compile-worker
+}  // namespace
+
+class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from_this<Worker> {
+ public:
+  explicit Worker(WorkerPool& pool) : pool_(pool) {}
+
+  Status spawn();
+  bool idle() const noexcept { return !current_ && !exited_; }
+  void assign(Pending pending);
+  void kill() {
+    if (!exited_ && process_) uv_process_kill(process_.get(), SIGKILL);
+  }
+  // Fails the current job (pool shutdown) without waiting for the exit callback.
+  void abandon(const Error& error) { finish(error); }
+
+  void on_frame(const wire::Frame& frame) override;
+  void on_closed(const std::string& reason) override;
+
+ private:
+  void on_exit(std::int64_t exit_status, int term_signal);
+  void finish(Result<wire::CompileResult> result);
+
+  WorkerPool& pool_;
+  UvHandle<uv_process_t> process_;
+  std::unique_ptr<Channel> channel_;
+  UvHandle<uv_timer_t> timer_;
+  std::optional<Pending> current_;
+  std::uint32_t request_id_ = 0;
+  bool exited_ = false;
+  bool timed_out_ = false;
+};
+
+Status WorkerPool::Worker::spawn() {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    return errno_error(Errc::io, "socketpair for a compile worker");
+  Fd ours(pair[0]);
+  Fd theirs(pair[1]);
+  if (::fcntl(ours.get(), F_SETFL, O_NONBLOCK) != 0) return errno_error(Errc::io, "fcntl");
+
+  std::vector<std::string> args{pool_.options_.executable, "--compile-worker"};
+  args.insert(args.end(), pool_.options_.extra_args.begin(), pool_.options_.extra_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  uv_stdio_container_t stdio[4];
+  stdio[0].flags = UV_IGNORE;
+  stdio[1].flags = UV_INHERIT_FD;
+  stdio[1].data.fd = STDOUT_FILENO;
+  stdio[2].flags = UV_INHERIT_FD;
+  stdio[2].data.fd = STDERR_FILENO;
+  stdio[kWorkerFd].flags = UV_INHERIT_FD;
+  stdio[kWorkerFd].data.fd = theirs.get();
+
+  uv_process_options_t opts{};
+  opts.file = argv[0];
+  opts.args = argv.data();
+  opts.stdio = stdio;
+  opts.stdio_count = 4;
+  opts.exit_cb = [](uv_process_t* p, std::int64_t status, int signal) {
+    if (p->data != nullptr) static_cast<Worker*>(p->data)->on_exit(status, signal);
+  };
+  process_ = UvHandle<uv_process_t>::make();
+  const int rc = uv_spawn(pool_.loop_, process_.get(), &opts);
+  if (rc != 0) {
+    exited_ = true;
+    return uv_error("cannot start compile worker " + pool_.options_.executable, rc);
+  }
+  process_->data = this;
+  theirs.reset();  // the child has its copy
+
+  channel_ = std::make_unique<Channel>(pool_.loop_, std::move(ours), kMaxWorkerFrame, kMaxWorkerFrame);
+  KC_TRY(channel_->start(weak_from_this()));
+  timer_ = UvHandle<uv_timer_t>::make();
+  uv_timer_init(pool_.loop_, timer_.get());
+  timer_->data = this;
+  spdlog::debug("compile worker {} started", process_->pid);
+  return {};
+}
+
+void WorkerPool::Worker::assign(Pending pending) {
+  std::string payload;
+  wire::encode(payload, pending.job);
+  std::string frame;
+  wire::append_frame(frame, static_cast<std::uint16_t>(wire::Opcode::compile), 0, ++request_id_,
+                     payload);
+  current_ = std::move(pending);
+  timed_out_ = false;
+  channel_->send(std::move(frame));
+  const auto ms = static_cast<std::uint64_t>(pool_.options_.timeout.count());
+  uv_timer_start(
+      timer_.get(),
+      [](uv_timer_t* t) {
+        auto* self = static_cast<Worker*>(t->data);
+        if (self == nullptr) return;
+        self->timed_out_ = true;
+        self->kill();
+      },
+      ms, 0);
+}
+
+void WorkerPool::Worker::on_frame(const wire::Frame& frame) {
+  if (!current_ || frame.header.request_id != request_id_) {
+    spdlog::warn("compile worker sent an unexpected frame; replacing it");
+    kill();
+    return;
+  }
+  finish(wire::decode_compile_result(frame.payload));
+  pool_.on_worker_idle();
+}
+
+void WorkerPool::Worker::on_closed(const std::string& reason) {
+  // The worker closed its end: it is exiting (crash) or confused. Make sure it is gone; the
+  // exit callback reports the job's fate with the signal or status.
+  spdlog::debug("compile worker channel closed: {}", reason);
+  kill();
+}
+
+void WorkerPool::Worker::on_exit(std::int64_t exit_status, int term_signal) {
+  auto self = shared_from_this();  // the pool drops its reference below
+  exited_ = true;
+  if (current_) {
+    const std::string what = current_->job.name + " for " + current_->job.target;
+    if (timed_out_) {
+      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(pool_.options_.timeout);
+      finish(make_error(Errc::timeout, "compile timed out after " + std::to_string(secs.count()) +
+                                           " s (" + what + ")"));
+    } else if (term_signal != 0) {
+      finish(make_error(Errc::compiler_failure, "compiler crashed (signal " +
+                                                    std::to_string(term_signal) + ") compiling " + what));
+    } else {
+      finish(make_error(Errc::compiler_failure, "compile worker exited with status " +
+                                                    std::to_string(exit_status) + " compiling " + what));
+    }
+  }
+  if (channel_) channel_->close("worker exited");
+  pool_.on_worker_gone(this);
+}
+
+void WorkerPool::Worker::finish(Result<wire::CompileResult> result) {
+  if (!current_) return;
+  if (timer_) uv_timer_stop(timer_.get());
+  Pending done = std::move(*current_);
+  current_.reset();
+  done.done(std::move(result));
+}
+
+WorkerPool::WorkerPool(uv_loop_t* loop, WorkerPoolOptions options)
+    : loop_(loop), options_(std::move(options)) {
+  if (options_.max_workers == 0) options_.max_workers = 1;
+}
+
+WorkerPool::~WorkerPool() { shutdown(); }
+
+std::size_t WorkerPool::running() const noexcept {
+  std::size_t n = 0;
+  for (const auto& w : workers_) n += w->idle() ? 0 : 1;
+  return n;
+}
+
+void WorkerPool::run(wire::CompileJob job, Done done) {
+  if (shut_down_) {
+    done(make_error(Errc::unavailable, "kcached is shutting down"));
+    return;
+  }
+  queue_.push_back(Pending{std::move(job), std::move(done)});
+  dispatch();
+}
+
+void WorkerPool::dispatch() {
+  while (!queue_.empty() && !shut_down_) {
+    std::shared_ptr<Worker> chosen;
+    for (const auto& w : workers_)
+      if (w->idle()) {
+        chosen = w;
+        break;
+      }
+    if (!chosen) {
+      if (workers_.size() >= options_.max_workers) return;  // all busy: the job waits
+      auto fresh = std::make_shared<Worker>(*this);
+      auto spawned = fresh->spawn();
+      if (!spawned.ok()) {
+        spdlog::error("{}", spawned.error().message);
+        Pending p = std::move(queue_.front());
+        queue_.pop_front();
+        p.done(spawned.error());
+        continue;
+      }
+      workers_.push_back(fresh);
+      chosen = fresh;
+    }
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    chosen->assign(std::move(p));
+  }
+}
+
+void WorkerPool::on_worker_idle() { dispatch(); }
+
+void WorkerPool::on_worker_gone(Worker* worker) {
+  std::erase_if(workers_, [&](const std::shared_ptr<Worker>& w) { return w.get() == worker; });
+  dispatch();
+}
+
+void WorkerPool::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  const Error gone = make_error(Errc::unavailable, "kcached is shutting down");
+  auto workers = std::move(workers_);
+  for (auto& w : workers) {
+    w->kill();
+    w->abandon(gone);
+  }
+  while (!queue_.empty()) {
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    p.done(gone);
+  }
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,81 @@
+// client/client.hpp — the state behind one kcache_client handle.
+//
+// Contract:
+//  * Thread-safe: any number of threads call get()/control() at once. Each call takes a pooled
+//    connection (or opens one: connect retries, then hello), runs its exchange synchronously
+//    on it and gives it back; nothing is handed between threads.
+//  * A connection that breaks (EOF, EPIPE, ECONNRESET) is dropped together with the idle pool
+//    and the call is retried once on a fresh connection: get and the read-only control
+//    operations are idempotent; admin operations are not retried.
+//  * get() sends a key-only lookup first when the canonical target is known (the device's
+//    target from hello, a target hello listed, or one learned from an earlier reply — see
+//    client/targets.hpp) and the daemon can take one (client/get.hpp); on need_source it sends
+//    the full request on the same connection.
+//  * A new connection whose hello differs from the last one seen (a different daemon) starts
+//    a new generation and forgets the learned targets.
+//  * control() accepts the operations of schema/wire_v1.def that exchange JSON (every opcode
+//    except hello, get and compile); another name is Errc::invalid_argument naming it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "client/connection.hpp"
+#include "client/get.hpp"
+#include "client/pool.hpp"
+#include "client/targets.hpp"
+#include "kcache/result.hpp"
+#include "wire/messages.hpp"
+
+namespace kcache::client {
+
+struct Config {
+  std::string socket_path;  // empty: discovery (common/paths.hpp)
+  Timeouts timeouts;
+};
+
+struct Stats {
+  std::uint64_t requests = 0;
+  std::uint64_t connects = 0;
+  std::uint64_t reconnects = 0;
+  std::uint64_t key_lookups = 0;
+  std::uint64_t need_source = 0;
+  std::uint64_t timeouts = 0;
+};
+
+class Client {
+ public:
+  explicit Client(Config config) : config_(std::move(config)) {}
+
+  Result<GetResult> get(const GetParams& params);
+  Result<std::string> control(std::string_view operation, std::string_view json);
+  Stats stats() const noexcept;
+
+ private:
+  // Relaxed atomics: counters for humans and tests, never for synchronization.
+  struct Counters {
+    std::atomic<std::uint64_t> requests{0}, connects{0}, reconnects{0}, key_lookups{0},
+        need_source{0}, timeouts{0};
+  };
+
+  template <class Exchange>
+  auto with_connection(bool may_retry, Exchange&& exchange)
+      -> decltype(exchange(std::declval<Connection&>()));
+  Result<std::unique_ptr<Connection>> open_connection();
+  std::uint64_t observe_hello(const wire::HelloReply& hello);
+  Result<GetResult> get_on(Connection& conn, const GetParams& params);
+
+  const Config config_;
+  ConnectionPool pool_;
+  LearnedTargets targets_;
+  std::mutex hello_mu_;  // guards last_hello_ and generation_
+  std::unique_ptr<wire::HelloReply> last_hello_;
+  std::uint64_t generation_ = 0;
+  Counters counters_;
+};
+
+}  // namespace kcache::client

@@ -1,0 +1,24 @@
+// common/units.hpp — human sizes and durations, as operators type them.
+//
+// Sizes: an integer with an optional binary suffix K, M, G, T (also KiB/MiB/GiB/TiB, KB…,
+// case-insensitive, all powers of 1024): "10G", "512M", "4096". Durations: an integer with a
+// unit ms, s, m, h, d, w ("30d", "12h", "500ms"); a bare number is seconds.
+// Bad input → Errc::invalid_argument quoting it. Overflow is an error, never a wrap.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kcache/result.hpp"
+
+namespace kcache {
+
+Result<std::uint64_t> parse_size(std::string_view text);
+Result<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+// "1.5 GiB", "512 B": for humans, never parsed back.
+std::string format_size(std::uint64_t bytes);
+
+}  // namespace kcache

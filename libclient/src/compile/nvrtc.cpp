@@ -1,0 +1,125 @@
+// NVRTC backend: dlopen'ed, so kcache builds and runs where the CUDA toolkit is absent.
+#include <cstddef>
+
+#include "common/dl_library.hpp"
+#include "compile/compiler.hpp"
+#include "compile/program_inputs.hpp"
+
+namespace kcache {
+
+namespace {
+
+// The subset of nvrtc.h we use, declared here so no CUDA header is needed to build.
+using nvrtcResult = int;
+using nvrtcProgram = struct NvrtcProgramOpaque*;
+constexpr nvrtcResult kNvrtcSuccess = 0;
+constexpr nvrtcResult kNvrtcCompilationError = 6;
+
+struct NvrtcApi {
+  const char* (*GetErrorString)(nvrtcResult);
+  nvrtcResult (*Version)(int*, int*);
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                               const char* const*);
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
+};
+
+class NvrtcCompiler final : public Compiler {
+ public:
+  NvrtcCompiler(DlLibrary lib, NvrtcApi api, std::string identity)
+      : lib_(std::move(lib)), api_(api), identity_(std::move(identity)) {}
+
+  std::string_view backend() const noexcept override { return "cuda"; }
+  const std::string& identity() const noexcept override { return identity_; }
+
+  Result<wire::CompileResult> compile(const wire::CompileJob& job) override {
+    ProgramInputs in(job, "--gpu-architecture=" + job.target);
+    nvrtcProgram prog = nullptr;
+    nvrtcResult rc = api_.CreateProgram(&prog, job.source.c_str(), in.program_name(),
+                                        in.header_count(), in.header_data(), in.header_names());
+    if (rc != kNvrtcSuccess) return failure("nvrtcCreateProgram", rc);
+    // The program is destroyed on every path out of here.
+    struct Destroy {
+      const NvrtcApi& api;
+      nvrtcProgram* prog;
+      ~Destroy() { api.DestroyProgram(prog); }
+    } destroy{api_, &prog};
+
+    rc = api_.CompileProgram(prog, in.option_count(), in.options());
+    std::string log = program_log(prog);
+    if (rc == kNvrtcCompilationError)
+      return make_error(Errc::compile_error, "compilation of '" + job.name + "' for " +
+                                                 job.target + " failed", std::move(log));
+    if (rc != kNvrtcSuccess) return failure("nvrtcCompileProgram", rc, std::move(log));
+
+    std::size_t size = 0;
+    rc = api_.GetCUBINSize(prog, &size);
+    if (rc != kNvrtcSuccess) return failure("nvrtcGetCUBINSize", rc, std::move(log));
+    if (size == 0)
+      return make_error(Errc::compile_error,
+                        "NVRTC produced no cubin for " + job.target +
+                            " (a virtual architecture gives PTX only)", std::move(log));
+    wire::CompileResult out;
+    out.binary.resize(size);
+    rc = api_.GetCUBIN(prog, out.binary.data());
+    if (rc != kNvrtcSuccess) return failure("nvrtcGetCUBIN", rc, std::move(log));
+    out.log = std::move(log);
+    return out;
+  }
+
+ private:
+  std::string program_log(nvrtcProgram prog) const {
+    std::size_t size = 0;
+    if (api_.GetProgramLogSize(prog, &size) != kNvrtcSuccess || size <= 1) return {};
+    std::string log(size, '\0');
+    if (api_.GetProgramLog(prog, log.data()) != kNvrtcSuccess) return {};
+    log.resize(size - 1);  // drop the terminating NUL
+    return log;
+  }
+
+  Error failure(const char* call, nvrtcResult rc, std::string log = {}) const {
+    return make_error(Errc::compiler_failure,
+                      std::string(call) + " failed: " + api_.GetErrorString(rc), std::move(log));
+  }
+
+  DlLibrary lib_;
+  NvrtcApi api_;
+  std::string identity_;
+};
+
+template <class F>
+Status bind(const DlLibrary& lib, F& slot, const char* name) {
+  KC_TRY_ASSIGN(slot, lib.symbol<F>(name));
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Compiler>> load_nvrtc(std::span<const std::string> candidates) {
+  KC_TRY_ASSIGN(DlLibrary lib, DlLibrary::open_first("NVRTC", candidates));
+  NvrtcApi api{};
+  KC_TRY(bind(lib, api.GetErrorString, "nvrtcGetErrorString"));
+  KC_TRY(bind(lib, api.Version, "nvrtcVersion"));
+  KC_TRY(bind(lib, api.CreateProgram, "nvrtcCreateProgram"));
+  KC_TRY(bind(lib, api.DestroyProgram, "nvrtcDestroyProgram"));
+  KC_TRY(bind(lib, api.CompileProgram, "nvrtcCompileProgram"));
+  KC_TRY(bind(lib, api.GetCUBINSize, "nvrtcGetCUBINSize"));
+  KC_TRY(bind(lib, api.GetCUBIN, "nvrtcGetCUBIN"));
+  KC_TRY(bind(lib, api.GetProgramLogSize, "nvrtcGetProgramLogSize"));
+  KC_TRY(bind(lib, api.GetProgramLog, "nvrtcGetProgramLog"));
+  int major = 0;
+  int minor = 0;
+  if (api.Version(&major, &minor) != kNvrtcSuccess)
+    return make_error(Errc::unavailable, "nvrtcVersion failed in " + lib.name());
+  // Version plus the library file's fingerprint: a toolkit update changes every key.
+  std::string identity =
+      "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" + library_fingerprint(lib.resolved_path()) + ")";
+  return std::unique_ptr<Compiler>(
+      std::make_unique<NvrtcCompiler>(std::move(lib), api, std::move(identity)));
+}
+
+}  // namespace kcache

@@ -1,0 +1,92 @@
+#include "wire/fields.hpp"
+
+#include <array>
+
+namespace kcache::wire {
+
+namespace {
+constexpr std::size_t kFieldHeader = 6;
+
+template <class T>
+void append_le(std::string& out, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    out.push_back(static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff));
+}
+
+template <class T>
+Result<T> read_le(const Field& f) {
+  if (f.value.size() != sizeof(T))
+    return make_error(Errc::protocol, "field " + std::to_string(f.tag) + " has " +
+                                          std::to_string(f.value.size()) + " bytes, expected " +
+                                          std::to_string(sizeof(T)));
+  std::uint64_t v = 0;
+  for (std::size_t i = sizeof(T); i-- > 0;)
+    v = (v << 8) | static_cast<unsigned char>(f.value[i]);
+  return static_cast<T>(v);
+}
+}  // namespace
+
+void FieldWriter::bytes(Tag tag, std::string_view value) {
+  append_le(out_, static_cast<std::uint16_t>(tag));
+  append_le(out_, static_cast<std::uint32_t>(value.size()));
+  out_.append(value);
+}
+void FieldWriter::u8(Tag tag, std::uint8_t v) {
+  append_le(out_, static_cast<std::uint16_t>(tag));
+  append_le(out_, std::uint32_t{1});
+  append_le(out_, v);
+}
+void FieldWriter::u16(Tag tag, std::uint16_t v) {
+  append_le(out_, static_cast<std::uint16_t>(tag));
+  append_le(out_, std::uint32_t{2});
+  append_le(out_, v);
+}
+void FieldWriter::u32(Tag tag, std::uint32_t v) {
+  append_le(out_, static_cast<std::uint16_t>(tag));
+  append_le(out_, std::uint32_t{4});
+  append_le(out_, v);
+}
+void FieldWriter::u64(Tag tag, std::uint64_t v) {
+  append_le(out_, static_cast<std::uint16_t>(tag));
+  append_le(out_, std::uint32_t{8});
+  append_le(out_, v);
+}
+void FieldWriter::digest(Tag tag, const Digest128& d) {
+  const auto b = d.bytes();
+  bytes(tag, std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+}
+
+Result<std::uint8_t> Field::as_u8() const { return read_le<std::uint8_t>(*this); }
+Result<std::uint16_t> Field::as_u16() const { return read_le<std::uint16_t>(*this); }
+Result<std::uint32_t> Field::as_u32() const { return read_le<std::uint32_t>(*this); }
+Result<std::uint64_t> Field::as_u64() const { return read_le<std::uint64_t>(*this); }
+
+Result<Digest128> Field::as_digest() const {
+  if (value.size() != 16)
+    return make_error(Errc::protocol, "digest field " + std::to_string(tag) + " has " +
+                                          std::to_string(value.size()) + " bytes, expected 16");
+  std::array<std::uint8_t, 16> b{};
+  for (std::size_t i = 0; i < 16; ++i) b[i] = static_cast<std::uint8_t>(value[i]);
+  return Digest128::from_bytes(b);
+}
+
+Result<std::optional<Field>> FieldReader::next() {
+  if (rest_.empty()) return std::optional<Field>{};
+  if (rest_.size() < kFieldHeader)
+    return make_error(Errc::protocol, "truncated field header (" + std::to_string(rest_.size()) +
+                                          " trailing bytes)");
+  const auto* p = reinterpret_cast<const unsigned char*>(rest_.data());
+  const std::uint16_t tag = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+  const std::uint32_t len = static_cast<std::uint32_t>(p[2]) | (static_cast<std::uint32_t>(p[3]) << 8) |
+                            (static_cast<std::uint32_t>(p[4]) << 16) |
+                            (static_cast<std::uint32_t>(p[5]) << 24);
+  if (rest_.size() - kFieldHeader < len)
+    return make_error(Errc::protocol, "field " + std::to_string(tag) + " claims " +
+                                          std::to_string(len) + " bytes but only " +
+                                          std::to_string(rest_.size() - kFieldHeader) + " remain");
+  Field f{tag, rest_.substr(kFieldHeader, len)};
+  rest_.remove_prefix(kFieldHeader + len);
+  return std::optional<Field>{f};
+}
+
+}  // namespace kcache::wire

@@ -1,0 +1,70 @@
+// wire/frame.hpp — framing: a 12-byte little-endian header, then the payload.
+//
+// Grammar (protocol v1):
+//   frame  = u32 payload_length, u16 opcode, u16 flags, u32 request_id, payload_length bytes
+// Contract:
+//  * `encode_header` writes exactly kHeaderSize bytes.
+//  * `FrameReader` accumulates bytes from a stream and yields whole frames. A header whose
+//    payload_length exceeds the reader's limit is a protocol error (Errc::too_large) reported
+//    before any of the payload is buffered; after an error the reader stays failed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kcache/result.hpp"
+#include "wire/protocol.hpp"
+
+namespace kcache::wire {
+
+struct FrameHeader {
+  std::uint32_t payload_length = 0;
+  std::uint16_t opcode = 0;
+  std::uint16_t flags = 0;
+  std::uint32_t request_id = 0;
+};
+
+void encode_header(const FrameHeader& header, char* out) noexcept;
+FrameHeader decode_header(const char* in) noexcept;
+
+// Building a frame in place (no copy of the payload): start_frame() returns a buffer holding
+// a blank header; append the payload's fields to it; seal_frame() fills the header in.
+std::string start_frame(std::size_t payload_hint = 256);
+void seal_frame(std::string& frame, std::uint16_t opcode, std::uint16_t flags,
+                std::uint32_t request_id) noexcept;
+
+// Appends a whole frame (header + payload) to `out`.
+void append_frame(std::string& out, std::uint16_t opcode, std::uint16_t flags,
+                  std::uint32_t request_id, std::string_view payload);
+
+struct Frame {
+  FrameHeader header;
+  std::string_view payload;  // valid until the next call into the FrameReader
+};
+
+class FrameReader {
+ public:
+  explicit FrameReader(std::uint32_t max_payload = kDefaultMaxFrame) : max_payload_(max_payload) {}
+
+  // Space to receive into: at least `min_free` bytes. Call commit(n) after writing n bytes.
+  std::span<char> prepare(std::size_t min_free = 64 * 1024);
+  void commit(std::size_t n) noexcept { size_ += n; }
+  // Feeds bytes by copy (tests, fuzzers).
+  void feed(std::string_view bytes);
+
+  // The next complete frame, nullopt if more bytes are needed, or an error.
+  Result<std::optional<Frame>> next();
+  std::size_t buffered() const noexcept { return size_ - start_; }
+
+ private:
+  std::string buf_;
+  std::size_t start_ = 0;  // first unconsumed byte
+  std::size_t size_ = 0;   // bytes of buf_ in use
+  std::uint32_t max_payload_;
+  bool failed_ = false;
+};
+
+}  // namespace kcache::wire

@@ -1,0 +1,58 @@
+// wire/protocol.hpp — constants of wire protocol v1, generated from schema/wire_v1.def.
+//
+// Contract: every opcode, tag and status code used on a socket comes from this header; the
+// table in schema/ is the definition and docs/protocol.md the prose.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "kcache/result.hpp"
+
+namespace kcache::wire {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kMinProtocolVersion = 1;
+inline constexpr std::size_t kHeaderSize = 12;
+inline constexpr std::uint32_t kDefaultMaxFrame = 64u << 20;  // 64 MiB payload
+inline constexpr std::string_view kMagic = "kcache";
+inline constexpr std::uint16_t kReplyBit = 0x8000;
+inline constexpr std::uint16_t kFlagInterim = 0x0001;
+inline constexpr std::uint32_t kGetWantFd = 0x1;
+inline constexpr std::uint64_t kCapFdPassing = 0x1;   // daemon can pass module fds
+inline constexpr std::uint64_t kCapKeyLookup = 0x2;   // daemon accepts key-only gets
+
+enum class Permission : std::uint8_t { anyone, admin, worker };
+
+enum class Opcode : std::uint16_t {
+#define KC_OPCODE(name, value, min_version, permission) name = value,
+#include "wire_v1.def"
+#undef KC_OPCODE
+};
+
+enum class Tag : std::uint16_t {
+#define KC_TAG(name, value, type) name = value,
+#include "wire_v1.def"
+#undef KC_TAG
+};
+
+struct OpcodeInfo {
+  Opcode opcode;
+  const char* name;
+  std::uint32_t min_version;
+  Permission permission;
+};
+
+// Looks an opcode up in the table; nullopt for values the table does not define.
+std::optional<OpcodeInfo> opcode_info(std::uint16_t value) noexcept;
+const char* opcode_name(Opcode op) noexcept;
+
+// The status table must match kcache::Errc value for value.
+#define KC_STATUS(name, value) \
+  static_assert(static_cast<std::uint16_t>(::kcache::Errc::name) == (value), #name);
+#include "wire_v1.def"
+#undef KC_STATUS
+
+}  // namespace kcache::wire

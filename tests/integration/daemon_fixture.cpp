@@ -1,0 +1,230 @@
+#include "daemon_fixture.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace kcache::test {
+
+namespace {
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool overridden = name == "NOTIFY_SOCKET";
+    for (const auto& x : extra) overridden |= x.substr(0, x.find('=')) == name;
+    if (!overridden) env.push_back(entry);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+}  // namespace
+
+CommandResult run_command(const std::vector<std::string>& argv_in,
+                          const std::vector<std::string>& extra_env) {
+  std::vector<std::string> argv = argv_in;
+  std::vector<std::string> env = environment_with(extra_env);
+  const std::string out_path = std::filesystem::temp_directory_path() /
+                               ("kc-cmd-" + std::to_string(::getpid()) + "-out");
+  const std::string err_path = out_path + "-err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid = -1;
+  auto args = c_strings(argv);
+  auto envp = c_strings(env);
+  CommandResult r;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    r.err = "cannot spawn " + argv[0];
+    return r;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+void DaemonFixture::SetUp() {
+  char tmpl[] = "/tmp/kcache-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  dir_ = tmpl;
+  cache_dir_ = dir_ + "/cache";
+  socket_ = dir_ + "/kcache.sock";
+  log_path_ = dir_ + "/kcached.log";
+  notify_path_ = dir_ + "/notify.sock";
+  notify_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(notify_fd_, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, notify_path_.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(notify_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+}
+
+void DaemonFixture::TearDown() {
+  if (pid_ > 0) {
+    EXPECT_EQ(stop(), 0) << "kcached did not exit cleanly; log: " << log_path_;
+  }
+  if (notify_fd_ >= 0) ::close(notify_fd_);
+  if (HasFailure()) {
+    std::fprintf(stderr, "kept test directory %s\n--- kcached log ---\n%s\n", dir_.c_str(),
+                 read_file(log_path_).c_str());
+  } else {
+    std::error_code ec;
+    // Objects are 0444 in 0755 dirs: removal works for the owner.
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+void DaemonFixture::start(const std::vector<std::string>& extra_args,
+                          const std::vector<std::string>& extra_env) {
+  last_args_ = extra_args;
+  last_env_ = extra_env;
+  std::vector<std::string> argv{KCACHED_PATH, "--cache-dir", cache_dir_, "--socket", socket_,
+                                "--log-level", "debug"};
+  bool has_devices = false;
+  for (const auto& a : extra_args) has_devices |= a == "--devices";
+  if (!has_devices) {
+    argv.push_back("--devices");
+    argv.push_back("sm_90a,gfx90a");
+  }
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  std::vector<std::string> env = extra_env;
+  env.push_back("NOTIFY_SOCKET=" + notify_path_);
+  env = environment_with(env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  auto args = c_strings(argv);
+  auto envp = c_strings(env);
+  ASSERT_EQ(posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+
+  // READY=1 arrives on our notify socket; the daemon exiting first is a failure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{notify_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) {
+      char buf[4096];
+      const ssize_t n = ::recv(notify_fd_, buf, sizeof buf - 1, 0);
+      if (n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).find("READY=1") != std::string_view::npos)
+        return;
+    }
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      FAIL() << "kcached exited before READY=1; log:\n" << read_file(log_path_);
+    }
+  }
+  FAIL() << "kcached sent no READY=1 within 30 s; log:\n" << read_file(log_path_);
+}
+
+int DaemonFixture::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+      ADD_FAILURE() << "kcached did not stop within 20 s of SIGTERM";
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+CommandResult DaemonFixture::kcachectl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{KCACHECTL_PATH, "--socket", socket_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv);
+}
+
+nlohmann::json DaemonFixture::status() {
+  const CommandResult r = kcachectl({"status", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+Client DaemonFixture::client(std::chrono::milliseconds request_timeout) {
+  ClientOptions o;
+  o.socket_path = socket_;
+  o.request_timeout = request_timeout;
+  auto c = Client::open(o);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+  return std::move(c).value();
+}
+
+void DaemonFixture::wait_reconciled() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!status()["reconciled"].get<bool>()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "start-up reconcile never finished";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::string cuda_source(int salt) {
+  return "extern \"C\" __global__ void axpy" + std::to_string(salt) +
+         "(float a, const float* x, float* y, int n) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < n) y[i] = a * x[i] + y[i] + " + std::to_string(salt) + ".0f;\n}\n";
+}
+
+std::string hip_source(int salt) {
+  return "extern \"C\" __global__ void scale" + std::to_string(salt) +
+         "(float* y, int n) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < n) y[i] *= " + std::to_string(salt + 2) + ".0f;\n}\n";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool is_elf_with_machine(const std::string& path, int machine) {
+  const std::string b = read_file(path);
+  if (b.size() < 64 || b.compare(0, 4, "\x7f" "ELF") != 0) return false;
+  const int m = static_cast<unsigned char>(b[18]) | (static_cast<unsigned char>(b[19]) << 8);
+  return m == machine;
+}
+
+}  // namespace kcache::test

@@ -1,0 +1,45 @@
+#include "common/units.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kcache {
+namespace {
+
+TEST(Units, ParsesSizesWithBinarySuffixes) {
+  EXPECT_EQ(*parse_size("4096"), 4096u);
+  EXPECT_EQ(*parse_size("10G"), 10ull << 30);
+  EXPECT_EQ(*parse_size("512M"), 512ull << 20);
+  EXPECT_EQ(*parse_size("1k"), 1024u);
+  EXPECT_EQ(*parse_size("2GiB"), 2ull << 30);
+  EXPECT_EQ(*parse_size("3 TB"), 3ull << 40);
+}
+
+TEST(Units, RejectsBadSizesQuotingThem) {
+  for (const char* bad : {"", "G", "10X", "-1G", "ten"}) {
+    auto r = parse_size(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find(std::string("'") + bad + "'"), std::string::npos);
+  }
+  EXPECT_FALSE(parse_size("99999999999999999999").ok());
+  EXPECT_FALSE(parse_size("20000000000T").ok());  // overflows 64 bits
+}
+
+TEST(Units, ParsesDurations) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(*parse_duration("30d"), milliseconds(30ll * 86'400'000));
+  EXPECT_EQ(*parse_duration("12h"), milliseconds(12ll * 3'600'000));
+  EXPECT_EQ(*parse_duration("500ms"), milliseconds(500));
+  EXPECT_EQ(*parse_duration("90"), milliseconds(90'000));
+  EXPECT_EQ(*parse_duration("2m"), milliseconds(120'000));
+  EXPECT_FALSE(parse_duration("2 fortnights").ok());
+  EXPECT_FALSE(parse_duration("").ok());
+}
+
+TEST(Units, FormatsSizesForHumans) {
+  EXPECT_EQ(format_size(512), "512 B");
+  EXPECT_EQ(format_size(1536), "1.5 KiB");
+  EXPECT_EQ(format_size(10ull << 30), "10.0 GiB");
+}
+
+}  // namespace
+}  // namespace kcache

@@ -1,0 +1,5 @@
+// The quickstart's sample module: y = a*x + y.
+extern "C" __global__ void demo_axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}

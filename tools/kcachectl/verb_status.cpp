@@ -1,0 +1,97 @@
+// kcachectl status — the daemon's status document, for humans or verbatim as JSON.
+#include <algorithm>
+#include <iostream>
+
+#include "output.hpp"
+#include "verbs.hpp"
+
+namespace kcachectl {
+
+namespace {
+
+void print_devices(const Json& devices) {
+  if (!devices.is_array() || devices.empty()) {
+    std::cout << "Devices:    none\n";
+    return;
+  }
+  std::cout << "Devices:\n";
+  std::vector<std::vector<std::string>> rows{{"INDEX", "BACKEND", "ARCH", "TARGET", "SOURCE"}};
+  for (const Json& d : devices)
+    rows.push_back({text(field(d, "index")), text(field(d, "backend")), text(field(d, "arch")),
+                    text(field(d, "compile_target")), text(field(d, "source"))});
+  print_table(rows, "  ");
+}
+
+void print_compilers(const Json& compilers) {
+  if (!compilers.is_array() || compilers.empty()) return;
+  std::cout << "Compilers:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& c : compilers) {
+    const bool available = field(c, "available").is_boolean() && field(c, "available").get<bool>();
+    rows.push_back({text(field(c, "backend")), available ? "available" : "unavailable",
+                    text(field(c, available ? "identity" : "error"))});
+  }
+  print_table(rows, "  ");
+}
+
+void print_providers(const Json& providers) {
+  if (!providers.is_array() || providers.empty()) {
+    std::cout << "Providers:  none\n";
+    return;
+  }
+  std::cout << "Providers:\n";
+  std::vector<std::vector<std::string>> rows{{"NAME", "VERSION", "STATE", "PATH", "REASON"}};
+  for (const Json& p : providers)
+    rows.push_back({text(field(p, "name")), text(field(p, "version")), text(field(p, "state")),
+                    text(field(p, "path")), text(field(p, "reason"))});
+  print_table(rows, "  ");
+}
+
+void print_status(const Json& s) {
+  const Json& uptime = field(s, "uptime_s");
+  const Json& cache = field(s, "cache");
+  const Json& stats = field(s, "stats");
+  const auto stat = [&](const char* key) { return text(field(stats, key)); };
+
+  std::cout << "Version:    kcached " << text(field(s, "version")) << " (pid "
+            << text(field(s, "pid")) << ")\n";
+  std::cout << "Uptime:     "
+            << (uptime.is_number()
+                    ? duration_text(static_cast<std::uint64_t>(std::max(0.0, uptime.get<double>())))
+                    : "-")
+            << '\n';
+  std::cout << "Socket:     " << text(field(s, "socket")) << '\n';
+  std::cout << "Cache:      " << text(field(s, "cache_dir")) << '\n';
+  std::cout << "            " << size_text(field(cache, "bytes")) << " in "
+            << text(field(cache, "entries")) << " entries, max "
+            << size_text(field(cache, "max_size")) << '\n';
+  print_devices(field(s, "devices"));
+  print_compilers(field(s, "compilers"));
+  std::cout << "Requests:   " << stat("hits") << " hits, " << stat("misses") << " misses, "
+            << stat("provider_hits") << " provider hits, " << stat("dedup_waits")
+            << " dedup waits\n";
+  std::cout << "Compiles:   " << stat("compiles") << " done, " << stat("compile_failures")
+            << " failed, " << text(field(s, "inflight_compiles")) << " in flight\n";
+  std::cout << "Evictions:  " << stat("evictions") << '\n';
+  print_providers(field(s, "providers"));
+}
+
+}  // namespace
+
+void setup_status(Options&) {}
+
+int run_status(const Context& ctx) {
+  auto client = ctx.connect();
+  if (!client.ok()) return fail(client.error());
+  auto reply = client->control("status");
+  if (!reply.ok()) return fail(reply.error());
+  auto doc = parse_json(*reply, "status");
+  if (!doc.ok()) return fail(doc.error());
+  if (ctx.json)
+    print_json(*doc);
+  else
+    print_status(*doc);
+  return kExitOk;
+}
+
+}  // namespace kcachectl
