@@ -30,6 +30,7 @@ void Cache::adopt(const EntryRow& row) {
   Entry e;
   e.digest = row.digest;
   e.size = row.size;
+  e.disk_size = row.disk_size;
   e.created = row.created;
   e.last_served = row.last_served;
   e.serve_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(row.serve_count, UINT32_MAX));
@@ -40,7 +41,7 @@ void Cache::adopt(const EntryRow& row) {
 }
 
 void Cache::mark_served(const Digest128& key, Entry& entry) {
-  entry.last_served = unix_now();
+  entry.last_served = unix_now_ms();
   if (entry.serve_count != UINT32_MAX) ++entry.serve_count;
   queue_touch(key);
 }
@@ -65,10 +66,11 @@ void Cache::publish(const Digest128& key, PublishMeta meta, std::string bytes,
           done(committed.error());
           return;
         }
-        const std::int64_t now = unix_now();
+        const std::int64_t now = unix_now_ms();
         Entry e;
         e.digest = obj.digest;
         e.size = obj.size;
+        e.disk_size = obj.disk_size;
         e.created = now;
         e.last_served = now;
         e.serve_count = 0;
@@ -79,10 +81,12 @@ void Cache::publish(const Digest128& key, PublishMeta meta, std::string bytes,
           (void)store_.remove_object(orphaned->digest, orphaned->kind);
         // At most one of upsert/delete is pending per key, so apply()'s fixed order holds.
         std::erase(pending_.deletes, key);
-        pending_.upserts.push_back(EntryRow{key, e.digest, e.size, e.kind, meta.target, e.origin,
-                                            std::move(meta.name), e.created, e.last_served, 0});
+        pending_.upserts.push_back(EntryRow{key, e.digest, e.size, e.disk_size, e.kind, meta.target,
+                                            e.origin, std::move(meta.name), e.created,
+                                            e.last_served, 0});
         if (*committed) new_shards_.set(Store::shard_of(e.digest));
         done(e);
+        if (on_published_) on_published_();
       });
 }
 
@@ -100,6 +104,51 @@ void Cache::remove(const Digest128& key) {
   }
 }
 
+void Cache::reserve_removals(std::size_t n) {
+  store_.reserve_removals(n);
+  pending_.deletes.reserve(pending_.deletes.size() + n);
+}
+
+void Cache::final_flush() {
+  (void)store_.take_removals_pending();
+  if (auto done = store_.process_removals(); !done.ok()) spdlog::warn("{}", done.error().message);
+  // Waiters belong to components already gone (the loop has drained): dropped, not called.
+  removal_waiters_.clear();
+  flush();
+}
+
+void Cache::after_removals(std::function<void()> done) {
+  const bool pending = store_.take_removals_pending();
+  if (!pending && !removals_running_) {
+    done();  // nothing scheduled is left on the disk
+    return;
+  }
+  removal_waiters_.push_back(std::move(done));
+  process_removals();
+}
+
+void Cache::process_removals() {
+  if (removals_running_) {
+    removals_again_ = true;
+    return;
+  }
+  removals_running_ = true;
+  auto waiters = std::make_shared<std::vector<std::function<void()>>>(std::move(removal_waiters_));
+  removal_waiters_.clear();
+  // Renames and unlinks can stall for milliseconds on a busy disk: never on the loop.
+  run_in_pool(
+      loop_,
+      [&store = store_] {
+        auto done = store.process_removals();
+        if (!done.ok()) spdlog::warn("{}", done.error().message);
+      },
+      [this, waiters] {
+        removals_running_ = false;
+        if (std::exchange(removals_again_, false) || !removal_waiters_.empty()) process_removals();
+        for (auto& w : *waiters) w();
+      });
+}
+
 void Cache::flush() {
   for (const Digest128& key : touched_) {
     if (const Entry* e = catalog_.find(key))
@@ -114,6 +163,7 @@ void Cache::flush() {
       flushed_counters_[name] = v;
     }
   });
+  if (store_.take_removals_pending()) process_removals();
   if (pending_.empty()) return;
   auto batch = std::make_shared<IndexBatch>(std::move(pending_));
   pending_ = IndexBatch{};

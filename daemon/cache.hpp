@@ -8,6 +8,8 @@
 //  * remove() drops a key everywhere; the object file goes when its last key goes.
 //  * Every batch that names a new object first fsyncs the shard directories it touched, so a
 //    durable row always names a durable file.
+//  * Object removals are only scheduled on the loop; the flush timer has the thread pool carry
+//    them out (store.hpp).
 #pragma once
 
 #include <bitset>
@@ -16,6 +18,7 @@
 #include <map>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "catalog.hpp"
 #include "index.hpp"
@@ -50,6 +53,8 @@ class Cache {
   void publish(const Digest128& key, PublishMeta meta, std::string bytes,
                std::function<void(Result<Entry>)> done);
   void remove(const Digest128& key);
+  // Before removing `n` keys in small steps: grows every queue once, here, not mid-step.
+  void reserve_removals(std::size_t n);
 
   std::string path_of(const Entry& e) const { return store_.object_path(e.digest, e.kind); }
   const std::string& target_of(const Entry& e) const { return catalog_.target_name(e.target_id); }
@@ -60,9 +65,18 @@ class Cache {
 
   // Hands every pending change to the index worker now (ls, shutdown, tests).
   void flush();
+  // The last flush at shutdown: does the pending removals here and now (no pool job may
+  // outlive the cache).
+  void final_flush();
+  // Runs `done` on the loop once every object removal scheduled so far is off the disk (GC and
+  // evict reply only then, so the bytes they report are really free). Starts a pass now.
+  void after_removals(std::function<void()> done);
+  // Called on the loop after every successful publish (the GC watches the budget there).
+  void set_on_published(std::function<void()> hook) { on_published_ = std::move(hook); }
 
  private:
   void queue_touch(const Digest128& key) { touched_.insert(key); }
+  void process_removals();
 
   uv_loop_t* loop_;
   const Store& store_;
@@ -75,6 +89,11 @@ class Cache {
   std::map<std::string, std::int64_t> flushed_counters_;
   std::size_t publishes_in_flight_ = 0;
   UvHandle<uv_timer_t> timer_;
+  std::function<void()> on_published_;
+  bool removals_running_ = false;
+  bool removals_again_ = false;
+  // Waiters for the next pass to start (a running pass may have missed their removals).
+  std::vector<std::function<void()>> removal_waiters_;
 };
 
 }  // namespace kcache::daemon

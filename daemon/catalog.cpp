@@ -5,7 +5,10 @@
 namespace kcache::daemon {
 
 void Catalog::add_ref(const Entry& e) {
-  if (refs_[e.digest]++ == 0) bytes_ += e.size;
+  if (refs_[e.digest]++ == 0) {
+    bytes_ += e.disk_size;
+    apparent_bytes_ += e.size;
+  }
 }
 
 bool Catalog::drop_ref(const Entry& e) {
@@ -13,7 +16,8 @@ bool Catalog::drop_ref(const Entry& e) {
   if (it == refs_.end()) return true;
   if (--it->second > 0) return false;
   refs_.erase(it);
-  bytes_ -= e.size;
+  bytes_ -= e.disk_size;
+  apparent_bytes_ -= e.size;
   return true;
 }
 

@@ -4,7 +4,8 @@
 //  * find(key) is a hash lookup: no I/O, no allocation.
 //  * Objects are shared between keys with the same bytes: the catalog counts references per
 //    digest, and `erase` reports when the last reference to an object went away, so the
-//    caller may delete the file. `bytes()` counts each distinct object once.
+//    caller may delete the file. `bytes()` counts each distinct object's allocated size once
+//    (what budgets count); `apparent_bytes()` their sizes.
 //  * Targets are interned (a handful of distinct strings) to keep an entry small.
 #pragma once
 
@@ -47,6 +48,7 @@ class Catalog {
 
   std::size_t size() const noexcept { return entries_.size(); }
   std::uint64_t bytes() const noexcept { return bytes_; }
+  std::uint64_t apparent_bytes() const noexcept { return apparent_bytes_; }
   const Map& entries() const noexcept { return entries_; }
   void reserve(std::size_t n) { entries_.reserve(n); refs_.reserve(n); }
 
@@ -59,6 +61,7 @@ class Catalog {
   std::vector<std::string> targets_;
   std::unordered_map<std::string, std::uint16_t> target_ids_;
   std::uint64_t bytes_ = 0;
+  std::uint64_t apparent_bytes_ = 0;
 };
 
 }  // namespace kcache::daemon

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "log_fields.hpp"
 #include "module_check.hpp"
 
 namespace kcache::daemon {
@@ -18,7 +19,9 @@ bool CompileService::submit(const Digest128& key, wire::CompileJob job, PublishM
   flight.target = job.target;
   flight.waiters.push_back(std::move(done));
   ++stats_.compiles;
-  spdlog::debug("compiling {} for {} (key {})", job.name, job.target, key.hex());
+  const std::string key_hex = key.hex();
+  const ScopedLogFields fields(key_hex, job.name);
+  spdlog::debug("compiling {} for {} (key {})", job.name, job.target, key_hex);
   pool_.run(std::move(job), [this, key](Result<wire::CompileResult> result) {
     on_compiled(key, std::move(result));
   });
@@ -37,7 +40,9 @@ void CompileService::on_compiled(const Digest128& key, Result<wire::CompileResul
   if (auto checked = check_module_binary(result->binary, flight.target);
       !checked.ok()) {
     ++stats_.compile_failures;
-    spdlog::error("compiled module rejected: {}", checked.error().message);
+    const std::string key_hex = key.hex();
+    const ScopedLogFields fields(key_hex, flight.meta.name);
+    spdlog::error("compiled module {} rejected: {}", flight.meta.name, checked.error().message);
     complete(key, checked.error());
     return;
   }

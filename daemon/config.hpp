@@ -31,6 +31,7 @@ struct DaemonConfig {
   std::string socket_path;  // empty: default, or the socket systemd passes
   std::string config_file;
   std::optional<std::vector<std::string>> devices;  // set: replaces GPU discovery
+  std::vector<std::string> provider_roots;          // watched for provider directories
   std::string log_level = "info";
   std::uint64_t max_size = 10ull << 30;
   std::size_t compile_workers = 0;  // 0: number of cores
@@ -41,10 +42,23 @@ struct DaemonConfig {
   std::size_t max_queued_per_client = 64u << 20;
   std::chrono::milliseconds index_flush_interval{100};
   std::uint32_t socket_mode = 0660;
+  std::string socket_group;  // chgrp of the socket (empty: the daemon's group)
+  std::string admin_group;   // members may run admin operations (besides root and our uid)
+  // Garbage collection (DESIGN §7): budget is max_size; see gc.hpp for the policy.
+  std::chrono::milliseconds gc_grace{60'000};
+  double gc_high_watermark = 1.0;
+  double gc_low_watermark = 0.9;
+  std::optional<std::chrono::seconds> gc_max_age;
   RequestLimits limits;
+  std::string sysfs_root = "/sys";  // where AMD discovery reads the kfd topology
+  std::string bus_address;          // D-Bus: empty = the system bus, "none" = no D-Bus
+  std::vector<std::string> command_line;  // argv as given: a reload parses it again
 };
 
 Status load_config_file(const std::string& path, DaemonConfig& config);
+
+// "0660" (octal, as chmod takes it) → 0660; at most 0777.
+Result<std::uint32_t> parse_socket_mode(const std::string& text);
 
 struct ParsedArgs {
   DaemonConfig config;

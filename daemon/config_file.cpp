@@ -72,6 +72,18 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
     c.devices = std::move(devices);
     return {};
   }
+  if (key == "provider_roots") {
+    const auto* arr = node.as_array();
+    if (arr == nullptr) return bad(path, key, "expected an array of directories");
+    std::vector<std::string> roots;
+    for (const auto& item : *arr) {
+      auto s = item.value<std::string>();
+      if (!s || s->empty()) return bad(path, key, "expected an array of directories");
+      roots.push_back(*s);
+    }
+    c.provider_roots = std::move(roots);
+    return {};
+  }
   if (key == "compile.workers") { KC_TRY_ASSIGN(c.compile_workers, count_value(path, key, node)); return {}; }
   if (key == "compile.timeout") { KC_TRY_ASSIGN(c.compile_timeout, duration_value(path, key, node)); return {}; }
   if (key == "limits.max_frame") {
@@ -88,6 +100,25 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
   if (key == "limits.max_options") { KC_TRY_ASSIGN(c.limits.max_options, count_value(path, key, node)); return {}; }
   if (key == "limits.max_option_length") { KC_TRY_ASSIGN(c.limits.max_option_length, count_value(path, key, node)); return {}; }
   if (key == "limits.max_name") { KC_TRY_ASSIGN(c.limits.max_name, count_value(path, key, node)); return {}; }
+  if (key == "socket_group") { KC_TRY_ASSIGN(c.socket_group, string_value(path, key, node)); return {}; }
+  if (key == "admin_group") { KC_TRY_ASSIGN(c.admin_group, string_value(path, key, node)); return {}; }
+  if (key == "socket_mode") {
+    KC_TRY_ASSIGN(const std::string text, string_value(path, key, node));
+    KC_TRY_ASSIGN(c.socket_mode, parse_socket_mode(text));
+    return {};
+  }
+  if (key == "gc.grace") { KC_TRY_ASSIGN(c.gc_grace, duration_value(path, key, node)); return {}; }
+  if (key == "gc.max_age") {
+    KC_TRY_ASSIGN(const auto age, duration_value(path, key, node));
+    c.gc_max_age = std::chrono::duration_cast<std::chrono::seconds>(age);
+    return {};
+  }
+  if (key == "gc.high_watermark" || key == "gc.low_watermark") {
+    auto pct = node.value<std::int64_t>();
+    if (!pct || *pct < 1 || *pct > 100) return bad(path, key, "expected a percentage of max_size, 1 to 100");
+    (key == "gc.high_watermark" ? c.gc_high_watermark : c.gc_low_watermark) = static_cast<double>(*pct) / 100.0;
+    return {};
+  }
   if (key == "index.flush_interval") { KC_TRY_ASSIGN(c.index_flush_interval, duration_value(path, key, node)); return {}; }
   return bad(path, key, "unknown key");
 }
@@ -115,6 +146,23 @@ Status load_config_file(const std::string& path, DaemonConfig& config) {
   }
   config.config_file = path;
   return {};
+}
+
+}  // namespace kcache::daemon
+
+namespace kcache::daemon {
+
+Result<std::uint32_t> parse_socket_mode(const std::string& text) {
+  std::uint32_t mode = 0;
+  if (text.empty() || text.size() > 4)
+    return make_error(Errc::invalid_argument, "socket mode '" + text + "' is not an octal mode like 0660");
+  for (char ch : text) {
+    if (ch < '0' || ch > '7')
+      return make_error(Errc::invalid_argument, "socket mode '" + text + "' is not an octal mode like 0660");
+    mode = mode * 8 + static_cast<std::uint32_t>(ch - '0');
+  }
+  if (mode > 0777) return make_error(Errc::invalid_argument, "socket mode '" + text + "' is above 0777");
+  return mode;
 }
 
 }  // namespace kcache::daemon

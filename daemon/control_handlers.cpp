@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control_reply.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
 #include "session.hpp"
@@ -10,47 +11,20 @@
 
 namespace kcache::daemon {
 
-namespace {
-
 using nlohmann::json;
-
-void reply_json(Session& s, std::uint32_t id, wire::Opcode op, const json& doc) {
-  wire::ControlReply r;
-  r.json = doc.dump();
-  std::string frame = wire::start_frame(r.json.size() + 16);
-  wire::encode(frame, r);
-  s.reply(id, op, std::move(frame));
-}
-
-// The request document; a malformed one is an error reply (the connection stays).
-Result<json> request_json(std::string_view payload) {
-  KC_TRY_ASSIGN(const std::string text, wire::decode_json_request(payload));
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object())
-    return make_error(Errc::invalid_argument, "request is not a JSON object");
-  return doc;
-}
-
-void send_interim(Session& s, std::uint32_t id, wire::Opcode op, const std::string& what) {
-  std::string frame = wire::start_frame(32);
-  wire::encode_error(frame, make_error(Errc::in_progress, what));
-  s.reply(id, op, std::move(frame), wire::kFlagInterim);
-}
-
-}  // namespace
 
 void handle_status(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = request_json(payload); !req.ok()) {
+  if (auto req = control_request(payload); !req.ok()) {
     s->reply_error(id, wire::Opcode::status, req.error());
     return;
   }
-  reply_json(*s, id, wire::Opcode::status, d.status());
+  reply_control(*s, id, wire::Opcode::status, d.status());
 }
 
 void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                  std::string_view payload) {
-  auto req = request_json(payload);
+  auto req = control_request(payload);
   if (!req.ok()) {
     s->reply_error(id, wire::Opcode::list, req.error());
     return;
@@ -80,8 +54,9 @@ void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                              {"size", r.size},
                              {"digest", r.digest.hex()},
                              {"path", store->object_path(r.digest, r.kind)},
-                             {"created", r.created},
-                             {"last_served", r.last_served},
+                             {"disk_size", r.disk_size},
+                             {"created", r.created / 1000},
+                             {"last_served", r.last_served / 1000},
                              {"serve_count", r.serve_count}});
         };
         if (name.empty()) {
@@ -102,13 +77,13 @@ void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
         if (!session) return;
         session->release_slot();
         if (!result.ok()) session->reply_error(id, wire::Opcode::list, result.error());
-        else reply_json(*session, id, wire::Opcode::list, *result);
+        else reply_control(*session, id, wire::Opcode::list, *result);
       });
 }
 
 void handle_verify(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = request_json(payload); !req.ok()) {
+  if (auto req = control_request(payload); !req.ok()) {
     s->reply_error(id, wire::Opcode::verify, req.error());
     return;
   }
@@ -123,9 +98,9 @@ void handle_verify(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t i
     auto session = weak.lock();
     if (!session) return;
     session->release_slot();
-    reply_json(*session, id, wire::Opcode::verify, report.to_json());
+    reply_control(*session, id, wire::Opcode::verify, report.to_json());
   });
-  send_interim(*s, id, wire::Opcode::verify, "verifying every object");
+  s->reply_in_progress(id, wire::Opcode::verify, "verifying every object");
 }
 
 }  // namespace kcache::daemon

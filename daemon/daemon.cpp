@@ -11,6 +11,8 @@
 #include "common/paths.hpp"
 #include "common/units.hpp"
 #include "kcache_config.h"
+#include "service_snapshot.hpp"
+#include "systemd_link.hpp"
 
 namespace kcache::daemon {
 
@@ -18,11 +20,14 @@ Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {}
 
 Daemon::~Daemon() {
   // Components hold loop handles: release them, then let the loop run their close callbacks.
+  systemd_.reset();
   server_.reset();
+  providers_.reset();
+  gc_.reset();
   reconciler_.reset();
   compiles_.reset();
   pool_.reset();
-  if (cache_) cache_->flush();
+  if (cache_) cache_->final_flush();
   if (index_worker_) index_worker_->stop();  // applies the final batch
   cache_.reset();
   index_worker_.reset();
@@ -82,12 +87,11 @@ Status Daemon::start() {
     if (c.available) spdlog::info("{} compiler: {}", c.backend, c.identity);
     else spdlog::warn("{} compiler unavailable: {}", c.backend, c.error);
   }
-  if (config_.devices) {
-    KC_TRY_ASSIGN(devices_, DeviceTable::from_list(*config_.devices));
-  }
+  KC_TRY_ASSIGN(devices_, DeviceTable::resolve(config_.devices, config_.sysfs_root));
+  for (const auto& note : devices_.notes()) spdlog::info("device discovery: {}", note);
   for (const auto& dev : devices_.devices())
-    spdlog::info("device {}: {} {} → {} ({})", dev.index, dev.backend, dev.arch,
-                 dev.compile_target, dev.source);
+    spdlog::info("device {}: {} {} → {} ({}, {})", dev.index, dev.backend, dev.arch,
+                 dev.compile_target, dev.source, dev.name);
 
   WorkerPoolOptions pool_options;
   pool_options.executable = executable;
@@ -98,6 +102,16 @@ Status Daemon::start() {
   pool_ = std::make_unique<WorkerPool>(&loop_, std::move(pool_options));
   compiles_ = std::make_unique<CompileService>(*cache_, *pool_, stats_);
   reconciler_ = std::make_unique<Reconciler>(&loop_, *cache_, *index_worker_);
+  gc_ = std::make_unique<GarbageCollector>(&loop_, *cache_, *reconciler_, stats_, gc_policy(config_));
+  // Crossing the high watermark is noticed where it happens: when a module is published.
+  cache_->set_on_published([this] { gc_->maybe_start(); });
+  std::optional<gid_t> admin_gid;
+  if (!config_.admin_group.empty()) {
+    KC_TRY_ASSIGN(admin_gid, resolve_group(config_.admin_group));
+  }
+  admin_ = AdminPolicy(::geteuid(), admin_gid);
+  admin_.set_group(admin_gid, config_.admin_group);
+  providers_ = std::make_unique<ProviderService>(&loop_, *cache_, devices_, config_.provider_roots);
 
   server_ = std::make_unique<Server>(&loop_, *this);
   if (config_.socket_path.empty() && sd_listen_fds(0) == 1) {
@@ -107,7 +121,11 @@ Status Daemon::start() {
     if (config_.socket_path.empty()) {
       KC_TRY_ASSIGN(config_.socket_path, default_socket_path());
     }
-    KC_TRY(server_->bind(config_.socket_path, config_.socket_mode));
+    std::optional<gid_t> socket_gid;
+    if (!config_.socket_group.empty()) {
+      KC_TRY_ASSIGN(socket_gid, resolve_group(config_.socket_group));
+    }
+    KC_TRY(server_->bind(config_.socket_path, config_.socket_mode, socket_gid));
   }
   KC_TRY(server_->start());
 
@@ -123,14 +141,16 @@ Status Daemon::start() {
   };
   uv_signal_start(sigterm_.get(), on_signal, SIGTERM);
   uv_signal_start(sigint_.get(), on_signal, SIGINT);
+  systemd_ = std::make_unique<SystemdLink>(*this);
+  KC_TRY(systemd_->start());
   return {};
 }
 
 int Daemon::run() {
   spdlog::info("kcached {} serving on {} (cache {})", KCACHE_VERSION, server_->path(),
                config_.cache_dir);
-  sd_notifyf(0, "READY=1\nSTATUS=serving %zu entries on %s\nMAINPID=%d", cache_->catalog().size(),
-             server_->path().c_str(), static_cast<int>(::getpid()));
+  sd_notifyf(0, "READY=1\nSTATUS=%s\nMAINPID=%d", ServiceSnapshot::of(*this).summary().c_str(),
+             static_cast<int>(::getpid()));
 
   std::uint64_t watchdog_usec = 0;
   if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
@@ -142,8 +162,10 @@ int Daemon::run() {
     uv_unref(watchdog_.handle());
   }
 
-  reconciler_->run(Reconciler::Mode::quick, [](const ReconcileReport& r) {
+  providers_->start();  // scan, watch and prefetch in the background, like the reconcile
+  reconciler_->run(Reconciler::Mode::quick, [this](const ReconcileReport& r) {
     spdlog::debug("start-up reconcile: {} entries checked, {} repaired", r.checked_entries, r.repaired);
+    gc_->maybe_start();  // a cache over budget at start-up (max_size lowered) shrinks now
   });
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::info("kcached stopped");
@@ -156,6 +178,8 @@ void Daemon::request_stop() {
   sd_notify(0, "STOPPING=1");
   // Everything that keeps the loop alive goes; in-flight publishes finish first.
   server_->close();
+  if (systemd_) systemd_->shutdown();
+  providers_->shutdown();
   pool_->shutdown();
   sigterm_.reset();
   sigint_.reset();
@@ -163,19 +187,27 @@ void Daemon::request_stop() {
   post_->unref();
 }
 
-bool Daemon::is_admin(const ucred& peer) const noexcept {
-  return peer.uid == 0 || peer.uid == ::geteuid();
+bool Daemon::is_admin(const ucred& peer, std::span<const gid_t> groups) const noexcept {
+  return admin_.allows(peer.uid, peer.gid, groups);
+}
+
+void Daemon::collect_garbage(GcOptions options, std::function<void(const GcReport&)> done) {
+  gc_->collect(std::move(options), std::move(done));
+}
+
+GcPolicy gc_policy(const DaemonConfig& c) {
+  GcPolicy p;
+  p.max_size = c.max_size;
+  p.high_watermark = c.gc_high_watermark;
+  p.low_watermark = std::min(c.gc_low_watermark, c.gc_high_watermark);
+  p.grace = c.gc_grace;
+  p.max_age = c.gc_max_age;
+  return p;
 }
 
 nlohmann::json Daemon::status() const {
   using nlohmann::json;
-  json devices = json::array();
-  for (const auto& d : devices_.devices())
-    devices.push_back({{"index", d.index},
-                       {"backend", d.backend},
-                       {"arch", d.arch},
-                       {"compile_target", d.compile_target},
-                       {"source", d.source}});
+  json devices = devices_.to_json();
   json stats = json::object();
   stats_.for_each([&](const char* name, std::uint64_t v) { stats[name] = v; });
   json compilers = json::array();
@@ -195,9 +227,16 @@ nlohmann::json Daemon::status() const {
               {"cache",
                {{"bytes", cache_->catalog().bytes()},
                 {"entries", cache_->catalog().size()},
+                {"apparent_bytes", cache_->catalog().apparent_bytes()},
                 {"max_size", config_.max_size}}},
+              {"gc",
+               {{"running", gc_->running()},
+                {"high_watermark", gc_->policy().high_watermark},
+                {"low_watermark", gc_->policy().low_watermark},
+                {"grace_s", gc_->policy().grace.count() / 1000.0}}},
               {"stats", std::move(stats)},
-              {"providers", json::array()},
+              {"providers", providers_->to_json()},
+              {"prefetch", providers_->prefetch_json()},
               {"inflight_compiles", compiles_->inflight()},
               {"compile_workers", {{"processes", pool_->processes()},
                                    {"running", pool_->running()},

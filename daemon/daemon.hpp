@@ -7,6 +7,9 @@
 //  * run() serves until SIGTERM/SIGINT (or request_stop()), then shuts down cleanly: stops
 //    accepting, ends sessions, kills compile workers, flushes the index. Returns the exit code.
 //  * READY=1 goes to the service manager once the socket serves and the index is loaded.
+//  * reload(origin) re-reads the configuration (reload.cpp): what can change at run time is
+//    applied, the rest named as needing a restart; a bad configuration changes nothing and is
+//    the error. The reply document: reloaded, changed[], needs_restart[], devices[].
 #pragma once
 
 #include <sys/socket.h>
@@ -14,7 +17,9 @@
 #include <chrono>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "cache.hpp"
 #include "cache_lock.hpp"
@@ -22,7 +27,10 @@
 #include "compilers.hpp"
 #include "config.hpp"
 #include "devices.hpp"
+#include "gc.hpp"
 #include "index_worker.hpp"
+#include "peer_auth.hpp"
+#include "providers/provider_service.hpp"
 #include "reconcile.hpp"
 #include "server.hpp"
 #include "stats.hpp"
@@ -31,6 +39,11 @@
 #include "worker_pool.hpp"
 
 namespace kcache::daemon {
+
+class SystemdLink;
+
+// The GC policy a configuration asks for.
+GcPolicy gc_policy(const DaemonConfig& config);
 
 class Daemon {
  public:
@@ -52,14 +65,22 @@ class Daemon {
   const CompilerRegistry& compilers() const noexcept { return compilers_; }
   IndexWorker& index() noexcept { return *index_worker_; }
   Reconciler& reconciler() noexcept { return *reconciler_; }
+  ProviderService& providers() noexcept { return *providers_; }
   Server& server() noexcept { return *server_; }
-  bool is_admin(const ucred& peer) const noexcept;
+  // Root, the daemon's uid, or a member of the admin group (primary or in `groups`).
+  bool is_admin(const ucred& peer, std::span<const gid_t> groups = {}) const noexcept;
+  const AdminPolicy& admin_policy() const noexcept { return admin_; }
+  GarbageCollector& gc() noexcept { return *gc_; }
+  // Runs a collection (queued behind one in progress); `done` gets the report.
+  void collect_garbage(GcOptions options, std::function<void(const GcReport&)> done);
   nlohmann::json status() const;
+  Result<nlohmann::json> reload(std::string_view origin);
 
  private:
   explicit Daemon(DaemonConfig config);
   Status start();
   void stop();
+  Result<nlohmann::json> apply_reload();
 
   DaemonConfig config_;
   uv_loop_t loop_{};
@@ -76,10 +97,14 @@ class Daemon {
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<CompileService> compiles_;
   std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<GarbageCollector> gc_;
+  AdminPolicy admin_;
+  std::unique_ptr<ProviderService> providers_;
   std::unique_ptr<Server> server_;
   UvHandle<uv_signal_t> sigterm_;
   UvHandle<uv_signal_t> sigint_;
   UvHandle<uv_timer_t> watchdog_;
+  std::unique_ptr<SystemdLink> systemd_;  // STATUS=, SIGHUP, D-Bus
   bool stopping_ = false;
 };
 

@@ -13,6 +13,12 @@ constexpr Route kRoutes[] = {
     {wire::Opcode::status, handle_status},
     {wire::Opcode::list, handle_list},
     {wire::Opcode::verify, handle_verify},
+    {wire::Opcode::gc, handle_gc},
+    {wire::Opcode::evict, handle_evict},
+    {wire::Opcode::devices, handle_devices},
+    {wire::Opcode::reload, handle_reload},
+    {wire::Opcode::providers, handle_providers},
+    {wire::Opcode::prefetch, handle_prefetch},
 };
 }  // namespace
 

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string_view>
 
+#include "entry.hpp"
+#include "wire/messages.hpp"
 #include "wire/protocol.hpp"
 
 namespace kcache::daemon {
@@ -27,5 +29,17 @@ void handle_get(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::st
 void handle_status(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
 void handle_list(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
 void handle_verify(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_gc(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_evict(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_devices(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_reload(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_providers(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_prefetch(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+
+// The module reply of `get` (get_handler.cpp), shared with the provider step: sends `entry`
+// under `key`; with want_fd it opens the file first, and a file that vanished drops the entry
+// and returns the error without replying (the caller may materialize or compile again).
+Status send_module(Daemon& d, Session& s, std::uint32_t id, const Digest128& key,
+                   const Entry& entry, wire::Origin origin, bool want_fd);
 
 }  // namespace kcache::daemon

@@ -1,6 +1,6 @@
 // entry.hpp — what the daemon knows about one cache entry (a key and the object it names).
 //
-// Contract: `Entry` is the compact in-memory form (no name: names live in the SQLite index
+// Timestamps are unix milliseconds. Contract: `Entry` is the compact in-memory form (no name: names live in the SQLite index
 // only, which keeps a million entries well under the RSS budget). `EntryRow` is the full
 // persistent row. Object files are named <digest>.<extension of kind>.
 #pragma once
@@ -31,9 +31,10 @@ std::optional<EntryOrigin> parse_entry_origin(std::string_view s) noexcept;
 
 struct Entry {
   Digest128 digest;
-  std::uint64_t size = 0;
-  std::int64_t created = 0;      // unix seconds
-  std::int64_t last_served = 0;  // unix seconds
+  std::uint64_t size = 0;         // apparent bytes
+  std::uint64_t disk_size = 0;    // allocated bytes (st_blocks * 512): what budgets count
+  std::int64_t created = 0;       // unix milliseconds
+  std::int64_t last_served = 0;   // unix milliseconds
   std::uint32_t serve_count = 0;
   std::uint16_t target_id = 0;   // interned target string (Catalog::target_name)
   ObjectKind kind = ObjectKind::cubin;
@@ -44,6 +45,7 @@ struct EntryRow {
   Digest128 key;
   Digest128 digest;
   std::uint64_t size = 0;
+  std::uint64_t disk_size = 0;
   ObjectKind kind = ObjectKind::cubin;
   std::string target;
   EntryOrigin origin = EntryOrigin::compiled;

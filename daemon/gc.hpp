@@ -18,9 +18,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+
+#include "uv.hpp"
 
 namespace kcache::daemon {
 
@@ -39,6 +43,57 @@ struct GcReport {
   std::uint64_t max_blocked_us = 0;  // the longest single batch on the loop
 
   nlohmann::json to_json() const;
+};
+
+// The budget and its policy (configuration: max_size, [gc] section, --gc-grace).
+struct GcPolicy {
+  std::uint64_t max_size = 10ull << 30;
+  double high_watermark = 1.0;  // automatic GC starts above max_size * high
+  double low_watermark = 0.9;   // and stops at max_size * low
+  std::chrono::milliseconds grace{60'000};
+  std::optional<std::chrono::seconds> max_age;  // applied by automatic runs too
+  std::chrono::milliseconds tie_bucket{60'000};  // last-serve times this close count as a tie
+};
+
+class Cache;
+class Reconciler;
+struct Stats;
+
+class GarbageCollector {
+ public:
+  using Done = std::function<void(const GcReport&)>;
+
+  GarbageCollector(uv_loop_t* loop, Cache& cache, Reconciler& reconciler, Stats& stats,
+                   const GcPolicy& policy);
+  ~GarbageCollector();
+  GarbageCollector(const GarbageCollector&) = delete;
+  GarbageCollector& operator=(const GarbageCollector&) = delete;
+
+  void collect(GcOptions options, Done done);
+  void maybe_start();
+  bool running() const noexcept { return static_cast<bool>(run_); }
+  // The policy may change at run time (reload); the next run uses the new one.
+  void set_policy(const GcPolicy& policy) { policy_ = policy; }
+  const GcPolicy& policy() const noexcept { return policy_; }
+
+  struct Candidate;  // one entry in eviction order (gc.cpp)
+
+ private:
+  struct Run;
+  void start_next();
+  void begin_eviction();
+  void step();
+  void finish();
+
+  uv_loop_t* loop_;
+  Cache& cache_;
+  Reconciler& reconciler_;
+  Stats& stats_;
+  GcPolicy policy_;
+  std::deque<std::pair<GcOptions, Done>> queued_;
+  bool auto_queued_ = false;
+  std::unique_ptr<Run> run_;
+  UvHandle<uv_idle_t> idle_;
 };
 
 }  // namespace kcache::daemon

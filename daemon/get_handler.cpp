@@ -1,10 +1,11 @@
-// The `get` request: hit → compile (single-flight) → not found (DESIGN §3).
+// The `get` request: provider → hit → compile (single-flight) → not found (DESIGN §3).
 #include <spdlog/spdlog.h>
 
 #include "arch/target.hpp"
 #include "common/cache_key.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
+#include "providers/provider_step.hpp"
 #include "request_limits.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
@@ -14,6 +15,8 @@ namespace kcache::daemon {
 namespace {
 
 constexpr auto kGet = wire::Opcode::get;
+
+}  // namespace
 
 // Sends the module of `entry` under `key`. With want_fd, opens it first; a file that vanished
 // behind the daemon's back drops the entry and reports not_found (the caller may recompile).
@@ -41,6 +44,8 @@ Status send_module(Daemon& d, Session& s, std::uint32_t id, const Digest128& key
   s.reply(id, kGet, std::move(frame), 0, std::move(fd));
   return {};
 }
+
+namespace {
 
 // A hit: serve it and count it. Returns false when the entry turned out to be unusable.
 bool serve_hit(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
@@ -105,29 +110,14 @@ void compile_and_reply(Daemon& d, const std::shared_ptr<Session>& s, std::uint32
                         if (!sent.ok()) session->reply_error(id, kGet, sent.error());
                       });
   // Tell the client to wait with its compile timeout from now on.
-  if (!s->closed()) {
-    std::string frame = wire::start_frame(32);
-    wire::encode_error(frame, make_error(Errc::in_progress, "compiling " + where.target));
-    s->reply(id, kGet, std::move(frame), wire::kFlagInterim);
-  }
+  s->reply_in_progress(id, kGet, "compiling " + where.target);
 }
 
-}  // namespace
-
-void handle_get(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
-                std::string_view payload) {
-  auto decoded = wire::decode_get_request(payload);
-  if (!decoded.ok()) {
-    s->close("malformed get: " + decoded.error().message);
-    return;
-  }
-  wire::GetRequest& req = *decoded;
+// After the provider step (providers/provider_step.hpp): hit → compile → not found.
+// `provider_reasons` says why no provider served, for the not_found message.
+void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                    wire::GetRequest req, std::string provider_reasons) {
   const bool want_fd = (req.flags & wire::kGetWantFd) != 0;
-  if (auto valid = check_request_limits(req, d.config().limits); !valid.ok()) {
-    s->reply_error(id, kGet, valid.error());
-    return;
-  }
-
   // Key-only lookup: the client computed the key; answer from memory or ask for the source.
   if (req.key && !req.source) {
     if (Entry* e = d.cache().lookup(*req.key); e != nullptr && serve_hit(d, *s, id, *req.key, *e, want_fd))
@@ -144,7 +134,8 @@ void handle_get(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
   if (!req.source) {
     s->reply_error(id, kGet,
                    make_error(Errc::not_found, "no module '" + req.name + "' for " + where->target +
-                                                   ": nothing provides it and the request has no source"));
+                                                   ": nothing provides it and the request has no source" +
+                                                   (provider_reasons.empty() ? "" : "; providers: " + provider_reasons)));
     return;
   }
   auto identity = d.compilers().identity(where->backend);
@@ -170,6 +161,23 @@ void handle_get(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
   if (Entry* e = d.cache().lookup(key); e != nullptr && serve_hit(d, *s, id, key, *e, want_fd))
     return;
   compile_and_reply(d, s, id, key, std::move(req), std::move(*where), std::move(*identity));
+}
+
+}  // namespace
+
+void handle_get(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                std::string_view payload) {
+  auto decoded = wire::decode_get_request(payload);
+  if (!decoded.ok()) {
+    s->close("malformed get: " + decoded.error().message);
+    return;
+  }
+  if (auto valid = check_request_limits(*decoded, d.config().limits); !valid.ok()) {
+    s->reply_error(id, kGet, valid.error());
+    return;
+  }
+  // Providers first; a key-only lookup with a version too (DESIGN §3).
+  serve_from_providers(d, s, id, std::move(decoded).value(), get_from_cache);
 }
 
 }  // namespace kcache::daemon

@@ -8,7 +8,10 @@ namespace {
 
 constexpr const char* kSelectEntries =
     "SELECT key, digest, size, kind, target, origin, name, created_at, last_served_at, "
-    "serve_count FROM entries";
+    "serve_count, disk_size FROM entries";
+
+// Rows from schema version 1 lack an allocation: estimate it as whole 4 KiB blocks.
+std::uint64_t estimated_disk_size(std::uint64_t size) { return (size + 4095) / 4096 * 4096; }
 
 Result<Digest128> blob_digest(std::span<const unsigned char> blob, const char* column) {
   if (blob.size() != 16)
@@ -33,6 +36,9 @@ Result<EntryRow> read_row(const SqliteStmt& s) {
   row.created = s.column_int(7);
   row.last_served = s.column_int(8);
   row.serve_count = static_cast<std::uint64_t>(s.column_int(9));
+  row.disk_size = sqlite3_column_type(s.get(), 10) == SQLITE_NULL
+                      ? estimated_disk_size(row.size)
+                      : static_cast<std::uint64_t>(s.column_int(10));
   return row;
 }
 
@@ -90,9 +96,10 @@ Result<Index> Index::open(const std::string& path) {
 Status Index::prepare_statements() {
   KC_TRY_ASSIGN(upsert_, db_.prepare(
       "INSERT INTO entries (key, digest, size, kind, target, origin, name, created_at, "
-      "last_served_at, serve_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+      "last_served_at, serve_count, disk_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
       "ON CONFLICT (key) DO UPDATE SET digest = ?2, size = ?3, kind = ?4, target = ?5, "
-      "origin = ?6, name = ?7, created_at = ?8, last_served_at = ?9, serve_count = ?10"));
+      "origin = ?6, name = ?7, created_at = ?8, last_served_at = ?9, serve_count = ?10, "
+      "disk_size = ?11"));
   KC_TRY_ASSIGN(touch_, db_.prepare(
       "UPDATE entries SET last_served_at = ?2, serve_count = ?3 WHERE key = ?1"));
   KC_TRY_ASSIGN(delete_, db_.prepare("DELETE FROM entries WHERE key = ?1"));
@@ -137,6 +144,7 @@ Status Index::apply(const IndexBatch& batch) {
       upsert_.bind(8, r.created);
       upsert_.bind(9, r.last_served);
       upsert_.bind(10, static_cast<std::int64_t>(r.serve_count));
+      upsert_.bind(11, static_cast<std::int64_t>(r.disk_size));
       KC_TRY(upsert_.run());
     }
     for (const EntryTouch& t : batch.touches) {

@@ -1,7 +1,9 @@
 // logging.hpp — spdlog set-up for the daemon and its workers.
 //
-// Contract: logs go to stderr (under systemd, journald captures them with the unit's
-// fields) at `level`; `tag` prefixes worker lines so they stand apart from the daemon's.
+// Contract: logs go to stderr at `level`, or — when systemd connected stderr to the journal
+// (JOURNAL_STREAM matches fd 2) — straight to journald as structured entries (journal_sink.hpp:
+// PRIORITY=, KCACHE_KEY=, KCACHE_MODULE=, …). `tag` names the process (SYSLOG_IDENTIFIER= in
+// the journal, a prefix on stderr) so worker lines stand apart from the daemon's.
 #pragma once
 
 #include <string>

@@ -32,6 +32,9 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   app.add_option("--cache-dir", cache_dir, "Cache directory (default: /var/cache/kcache as root, else $XDG_CACHE_HOME/kcache)");
   app.add_option("--socket", socket, "Listening socket (default: /run/kcache/kcache.sock as root, else $XDG_RUNTIME_DIR/kcache.sock)");
   app.add_option("--config", config_file, "TOML configuration file")->check(CLI::ExistingFile);
+  std::vector<std::string> provider_roots;
+  app.add_option("--provider-root", provider_roots, "Directory of provider artifacts to watch (repeatable; replaces provider_roots of the config file)")
+      ->allow_extra_args(false);
   app.add_option("--devices", devices, "Comma-separated device list replacing GPU discovery, e.g. sm_90a,gfx942 (also $KCACHE_DEVICES)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -39,6 +42,14 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   app.add_option("--compile-workers", workers, "Concurrent compile worker processes (default: cores)");
   app.add_option("--compile-timeout", timeout, "Per-compile timeout, e.g. 120s (default 120s)");
   app.add_option("--max-frame", max_frame, "Largest accepted request payload (default 64M)");
+  std::string gc_grace, socket_mode, socket_group, admin_group;
+  app.add_option("--gc-grace", gc_grace, "Entries served within this period are never evicted (default 60s)");
+  app.add_option("--socket-mode", socket_mode, "Mode of the socket the daemon binds, octal (default 0660)");
+  app.add_option("--socket-group", socket_group, "Group of the socket the daemon binds (default: the daemon's)");
+  app.add_option("--admin-group", admin_group, "Members of this group may run admin operations (gc, evict, verify, prefetch, reload)");
+  std::string sysfs_root, bus_address;
+  app.add_option("--sysfs-root", sysfs_root, "Where sysfs is mounted, for AMD discovery (default /sys; tests, containers)");
+  app.add_option("--bus-address", bus_address, "D-Bus address for org.kcache1 (default: the system bus; 'none': no D-Bus)");
   app.add_flag("--compile-worker", parsed.compile_worker, "Internal: run as a compile worker")
       ->group("");
   app.add_option("--probe-compiler", parsed.probe_compiler, "Internal: print a backend's compiler identity")
@@ -63,6 +74,7 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   }
 
   DaemonConfig& c = parsed.config;
+  c.command_line.assign(argv, argv + argc);  // a reload (SIGHUP) parses it again
   if (!config_file.empty()) KC_TRY(load_config_file(config_file, c));
   // Command line over environment over file.
   if (const char* env = std::getenv("KCACHE_DEVICES"); env != nullptr && *env != '\0')
@@ -70,6 +82,7 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   if (!cache_dir.empty()) c.cache_dir = cache_dir;
   if (!socket.empty()) c.socket_path = socket;
   if (!devices.empty()) c.devices = split_list(devices);
+  if (!provider_roots.empty()) c.provider_roots = provider_roots;
   if (!log_level.empty()) c.log_level = log_level;
   if (!max_size.empty()) {
     auto v = parse_size(max_size);
@@ -77,6 +90,20 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
     c.max_size = *v;
   }
   if (workers != 0) c.compile_workers = workers;
+  if (!gc_grace.empty()) {
+    auto v = parse_duration(gc_grace);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--gc-grace: " + v.error().message);
+    c.gc_grace = *v;
+  }
+  if (!socket_mode.empty()) {
+    auto v = parse_socket_mode(socket_mode);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--socket-mode: " + v.error().message);
+    c.socket_mode = *v;
+  }
+  if (!socket_group.empty()) c.socket_group = socket_group;
+  if (!admin_group.empty()) c.admin_group = admin_group;
+  if (!sysfs_root.empty()) c.sysfs_root = sysfs_root;
+  if (!bus_address.empty()) c.bus_address = bus_address;
   if (!timeout.empty()) {
     auto v = parse_duration(timeout);
     if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-timeout: " + v.error().message);

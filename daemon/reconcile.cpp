@@ -229,16 +229,18 @@ void Reconciler::decide(Scan& scan) {
       case Candidate::What::orphan: {
         const auto parsed = Store::parse_object_name(c.name);
         if (!parsed || catalog.digest_referenced(parsed->first)) continue;
+        if (store.removal_scheduled(c.shard, c.name)) continue;  // GC or evict is removing it
         p.path = store.object_path(parsed->first, parsed->second);
         if (store.remove_shard_entry(c.shard, c.name).ok()) ++report.repaired;
         break;
       }
       case Candidate::What::stray:
       case Candidate::What::not_regular: {
+        if (store.removal_scheduled(c.shard, c.name)) continue;
         char shard[3];
         std::snprintf(shard, sizeof shard, "%02x", c.shard);
         p.path = store.root() + "/objects/" + shard + "/" + c.name;
-        // Never followed, only unlinked: unlinkat removes a symlink itself.
+        // Never followed, only moved away and unlinked: that removes a symlink itself.
         if (store.remove_shard_entry(c.shard, c.name).ok()) ++report.repaired;
         break;
       }
@@ -249,6 +251,7 @@ void Reconciler::decide(Scan& scan) {
   // Staging files survive only while a publish is in flight; with none, any left are stale.
   if (cache_.publishes_in_flight() == 0) {
     for (const std::string& name : scan.staging) {
+      if (Store::is_trash_name(name)) continue;  // being freed by a removal pass
       auto removed = store.remove_staging(name);
       if (removed.ok() && *removed) {
         report.problems.push_back({"stale_staging", "", store.root() + "/tmp/" + name,

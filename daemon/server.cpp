@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -37,7 +38,7 @@ bool someone_listens(const sockaddr_un& addr) {
 
 Server::~Server() { close(); }
 
-Status Server::bind(const std::string& path, std::uint32_t mode) {
+Status Server::bind(const std::string& path, std::uint32_t mode, std::optional<gid_t> group) {
   KC_TRY_ASSIGN(const sockaddr_un addr, unix_address(path));
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
@@ -60,6 +61,8 @@ Status Server::bind(const std::string& path, std::uint32_t mode) {
   const int err = errno;
   ::umask(old_umask);
   if (rc != 0) return errno_error(Errc::io, "cannot bind " + path, err);
+  if (group && ::lchown(path.c_str(), static_cast<uid_t>(-1), *group) != 0)
+    return errno_error(Errc::io, "cannot give " + path + " to group " + std::to_string(*group));
   if (::listen(fd.get(), SOMAXCONN) != 0) return errno_error(Errc::io, "listen on " + path);
   listen_fd_ = std::move(fd);
   path_ = path;
@@ -68,6 +71,12 @@ Status Server::bind(const std::string& path, std::uint32_t mode) {
 }
 
 Status Server::adopt(int fd) {
+  // A unit with the wrong ListenStream= (a datagram or TCP socket) is a clear start-up error,
+  // not a daemon that accepts nothing.
+  if (sd_is_socket_unix(fd, SOCK_STREAM, /*listening=*/1, nullptr, 0) <= 0)
+    return make_error(Errc::invalid_argument, "the socket passed by the service manager (fd " +
+                                                  std::to_string(fd) +
+                                                  ") is not a listening Unix stream socket");
   if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) != 0)
     return errno_error(Errc::io, "fcntl on the passed socket");
   listen_fd_.reset(fd);

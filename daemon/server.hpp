@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <sys/types.h>
+
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -29,7 +32,7 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  Status bind(const std::string& path, std::uint32_t mode);
+  Status bind(const std::string& path, std::uint32_t mode, std::optional<gid_t> group = std::nullopt);
   Status adopt(int fd);
   Status start();
   void close();

@@ -37,6 +37,12 @@ void Session::reply_error(std::uint32_t request_id, wire::Opcode op, const Error
   reply(request_id, op, std::move(frame));
 }
 
+void Session::reply_in_progress(std::uint32_t request_id, wire::Opcode op, const std::string& what) {
+  std::string frame = wire::start_frame(32 + what.size());
+  wire::encode_error(frame, make_error(Errc::in_progress, what));
+  reply(request_id, op, std::move(frame), wire::kFlagInterim);
+}
+
 bool Session::acquire_slot() {
   if (pending_ >= daemon_.config().max_pending_per_client) return false;
   ++pending_;
@@ -101,13 +107,14 @@ void Session::on_frame(const wire::Frame& frame) {
                                std::to_string(info->min_version)));
     return;
   }
-  if (info->permission == wire::Permission::admin && !daemon_.is_admin(peer_)) {
+  // Supplementary groups are read only when they matter (an admin operation).
+  if (info->permission == wire::Permission::admin &&
+      !daemon_.is_admin(peer_, peer_groups(channel_.fd()))) {
     spdlog::warn("refused {} from uid {} (pid {}): not an admin", info->name, peer_.uid, peer_.pid);
     reply_error(frame.header.request_id, op,
-                make_error(Errc::permission_denied,
-                           std::string("permission denied: ") + info->name +
-                               " requires root or the daemon's user (uid " +
-                               std::to_string(::geteuid()) + ")"));
+                make_error(Errc::permission_denied, std::string("permission denied: ") +
+                                                        info->name + " requires " +
+                                                        daemon_.admin_policy().describe()));
     return;
   }
   handler(daemon_, shared_from_this(), frame.header.request_id, frame.payload);

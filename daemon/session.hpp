@@ -40,6 +40,8 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
   void reply(std::uint32_t request_id, wire::Opcode op, std::string frame,
              std::uint16_t flags = 0, Fd pass_fd = Fd());
   void reply_error(std::uint32_t request_id, wire::Opcode op, const Error& error);
+  // The interim `in_progress` reply: the client waits with its long timeout from now on.
+  void reply_in_progress(std::uint32_t request_id, wire::Opcode op, const std::string& what);
 
   // Quota for requests answered later. acquire fails (false) when the quota is exhausted.
   bool acquire_slot();

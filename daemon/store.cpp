@@ -5,9 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <utility>
 
 namespace kcache::daemon {
 
@@ -119,6 +123,9 @@ Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) const
   if (!fd) return errno_error(Errc::io, "cannot create staging file in " + root_ + "/tmp");
   auto written = write_all(fd.get(), bytes.data(), bytes.size());
   if (written.ok() && ::fsync(fd.get()) != 0) written = errno_error(Errc::io, "fsync staging file");
+  struct stat st {};
+  if (written.ok() && ::fstat(fd.get(), &st) != 0) written = errno_error(Errc::io, "fstat staging file");
+  staged.disk_size = static_cast<std::uint64_t>(st.st_blocks) * 512;
   if (!written.ok()) {
     ::unlinkat(tmp_fd_.get(), staged.staging_name.c_str(), 0);
     return make_error(written.error().code, "staging " + staged.digest.hex() + ": " +
@@ -130,6 +137,15 @@ Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) const
 Result<bool> Store::commit(const StagedObject& staged) const {
   const int shard = shard_fds_[shard_of(staged.digest)].get();
   const std::string name = object_name(staged.digest, staged.kind);
+  {
+    // The object is wanted again: a removal still pending for it is cancelled; one the pool is
+    // moving right now is waited for (rare, and a rename is short). Only the loop schedules
+    // removals, so none can start between here and the rename below.
+    const std::string item = shard_name(shard_of(staged.digest)) + "/" + name;
+    std::unique_lock lock(removals_->mu);
+    removals_->scheduled.erase(item);
+    removals_->moved.wait(lock, [&] { return !removals_->moving.contains(item); });
+  }
   if (::renameat2(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str(),
                   RENAME_NOREPLACE) == 0)
     return true;
@@ -186,9 +202,79 @@ Status Store::remove_object(const Digest128& digest, ObjectKind kind) const {
 }
 
 Status Store::remove_shard_entry(std::uint8_t shard, const std::string& name) const {
-  if (::unlinkat(shard_fds_[shard].get(), name.c_str(), 0) != 0 && errno != ENOENT)
-    return errno_error(Errc::io, "cannot remove " + objects_path_ + "/" + shard_name(shard) + "/" + name);
+  std::lock_guard lock(removals_->mu);
+  removals_->scheduled.insert(shard_name(shard) + "/" + name);
+  removals_->pending = true;
   return {};
+}
+
+bool Store::removal_scheduled(std::uint8_t shard, const std::string& name) const {
+  const std::string item = shard_name(shard) + "/" + name;
+  std::lock_guard lock(removals_->mu);
+  return removals_->scheduled.contains(item) || removals_->moving.contains(item);
+}
+
+void Store::reserve_removals(std::size_t n) const {
+  std::lock_guard lock(removals_->mu);
+  removals_->scheduled.reserve(removals_->scheduled.size() + n);
+}
+
+bool Store::take_removals_pending() const noexcept {
+  std::lock_guard lock(removals_->mu);
+  return std::exchange(removals_->pending, false);
+}
+
+Result<std::size_t> Store::process_removals() const {
+  {
+    std::lock_guard lock(removals_->mu);
+    if (removals_->scheduled.empty()) return std::size_t{0};
+  }
+  // A fresh trash directory per pass: unlinking there never holds the lock of a directory a
+  // later pass renames into.
+  static std::atomic<std::uint64_t> generation{0};
+  const std::string trash_name = "trash-" + std::to_string(::getpid()) + "-" +
+                                 std::to_string(generation.fetch_add(1, std::memory_order_relaxed));
+  KC_TRY_ASSIGN(const Fd trash, open_or_make_dir(tmp_fd_.get(), trash_name, root_ + "/tmp/" + trash_name));
+  std::size_t moved = 0;
+  for (std::size_t i = 0;; ++i) {
+    // One item at a time, taken under the lock and renamed without it: the loop schedules
+    // removals meanwhile and never waits for the disk. A publish of the same object either
+    // finds the item still scheduled and cancels it, or waits while it is `moving`: the
+    // publish sees the file gone, or the removal never happens. Items scheduled during the
+    // pass are taken by it too.
+    std::string item;
+    {
+      std::lock_guard lock(removals_->mu);
+      if (removals_->scheduled.empty()) break;
+      item = std::move(removals_->scheduled.extract(removals_->scheduled.begin()).value());
+      removals_->moving.insert(item);
+    }
+    const int shard = std::stoi(item.substr(0, 2), nullptr, 16);
+    const std::string name = item.substr(3);
+    const bool ok =
+        ::renameat(shard_fds_[shard].get(), name.c_str(), trash.get(), std::to_string(i).c_str()) == 0;
+    const int err = errno;
+    {
+      std::lock_guard lock(removals_->mu);
+      removals_->moving.erase(item);
+    }
+    removals_->moved.notify_all();
+    if (ok)
+      ++moved;
+    else if (err != ENOENT)
+      // Left in place: the next reconcile finds it unreferenced and tries again.
+      spdlog::warn("cannot remove {}/{}: {}", objects_path_, item, std::strerror(err));
+  }
+  // Freeing the blocks is the slow part; nothing else waits for it.
+  std::vector<std::string> files;
+  KC_TRY(for_each_dirent(trash.get(), root_ + "/tmp/" + trash_name,
+                         [&](const dirent& e) { files.emplace_back(e.d_name); }));
+  for (const std::string& f : files)
+    if (::unlinkat(trash.get(), f.c_str(), 0) != 0 && errno != ENOENT)
+      return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + trash_name + "/" + f);
+  if (::unlinkat(tmp_fd_.get(), trash_name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+    return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + trash_name);
+  return moved;
 }
 
 Result<std::vector<ShardFile>> Store::list_shard(std::uint8_t shard) const {
@@ -238,9 +324,23 @@ Status Store::sync_shards(const std::bitset<256>& shards) const {
 
 Status Store::sweep_staging() const {
   KC_TRY_ASSIGN(const auto names, list_staging());
-  for (const std::string& n : names)
+  for (const std::string& n : names) {
+    if (is_trash_name(n)) {
+      // A trash directory a previous run did not finish emptying.
+      const int fd = ::openat(tmp_fd_.get(), n.c_str(), kDirFlags);
+      if (fd >= 0) {
+        Fd dir(fd);
+        std::vector<std::string> files;
+        KC_TRY(for_each_dirent(fd, root_ + "/tmp/" + n, [&](const dirent& e) { files.emplace_back(e.d_name); }));
+        for (const auto& f : files) ::unlinkat(fd, f.c_str(), 0);
+      }
+      if (::unlinkat(tmp_fd_.get(), n.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+        return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + n);
+      continue;
+    }
     if (::unlinkat(tmp_fd_.get(), n.c_str(), 0) != 0 && errno != ENOENT)
       return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + n);
+  }
   return {};
 }
 

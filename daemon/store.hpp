@@ -3,7 +3,7 @@
 // Layout: objects/<first two hex digits>/<32-hex digest>.<cubin|hsaco>, files mode 0444,
 // staging in tmp/. Contract:
 //  * `stage(bytes, kind)` (any thread) writes a new file in tmp/, fsyncs it and returns its
-//    digest. Nothing under objects/ changes.
+//    digest and allocated size. Nothing under objects/ changes.
 //  * `commit(staged)` (loop thread) publishes it with renameat2(RENAME_NOREPLACE): readers see
 //    the whole file or none. If an object with that digest already exists the staged copy is
 //    dropped (identical bytes are stored once) and `false` is returned.
@@ -11,15 +11,25 @@
 //    objects/ is never followed. The shard directory fsync that makes a rename durable is
 //    `sync_shards`, called by the index worker before it commits rows naming new objects.
 //  * `sweep_staging()` empties tmp/ (start-up: anything there is from a dead process).
+//  * Removing an object (or any shard entry) only schedules it: the thread pool later moves it
+//    into a trash directory under tmp/ (`trash-*`) and frees it (process_removals), because
+//    on a busy disk a rename can stall for milliseconds and an unlink that frees blocks takes
+//    milliseconds; the loop never waits for either. A publish of the same object before the
+//    removal ran cancels it (commit). Open fds keep reading after a removal.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <bitset>
+#include <condition_variable>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "common/digest.hpp"
@@ -32,6 +42,7 @@ struct StagedObject {
   std::string staging_name;  // under tmp/
   Digest128 digest;
   std::uint64_t size = 0;
+  std::uint64_t disk_size = 0;  // allocated bytes after fsync
   ObjectKind kind = ObjectKind::cubin;
 };
 
@@ -59,8 +70,18 @@ class Store {
   Result<Fd> open_object(const Digest128& digest, ObjectKind kind) const;
   Result<bool> object_exists(const Digest128& digest, ObjectKind kind) const;
   Status remove_object(const Digest128& digest, ObjectKind kind) const;
-  // Removes any directory entry of a shard by name (orphans, planted symlinks).
+  // Schedules the removal of any directory entry of a shard by name (an object, an orphan, a
+  // planted symlink). Cheap: nothing touches the disk until process_removals().
   Status remove_shard_entry(std::uint8_t shard, const std::string& name) const;
+  bool removal_scheduled(std::uint8_t shard, const std::string& name) const;
+  // Sizes the schedule for `n` more removals up front, so a GC step never pays a rehash.
+  void reserve_removals(std::size_t n) const;
+  // Thread pool: moves every scheduled entry into a trash directory and frees it. Returns how
+  // many entries it removed.
+  Result<std::size_t> process_removals() const;
+  // True once after a removal was scheduled (the caller runs process_removals()).
+  bool take_removals_pending() const noexcept;
+  static bool is_trash_name(std::string_view name) noexcept { return name.starts_with("trash-"); }
   Result<std::vector<ShardFile>> list_shard(std::uint8_t shard) const;
   Result<std::vector<std::string>> list_staging() const;
   // Removes a staging file; false if it was already gone.
@@ -78,6 +99,16 @@ class Store {
   Fd objects_fd_;
   Fd tmp_fd_;
   std::vector<Fd> shard_fds_;  // 256, index = first byte of the digest
+  // Removals scheduled by the loop ("ab/<name>"), done by the thread pool; commit() cancels
+  // one for an object published again. Heap-held so a Store stays movable.
+  struct Removals {
+    std::mutex mu;
+    std::condition_variable moved;  // signalled when an item leaves `moving`
+    std::unordered_set<std::string> scheduled;
+    std::unordered_set<std::string> moving;  // being renamed into the trash, lock not held
+    bool pending = false;
+  };
+  std::unique_ptr<Removals> removals_ = std::make_unique<Removals>();
 };
 
 }  // namespace kcache::daemon

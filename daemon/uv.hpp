@@ -88,7 +88,7 @@ class LoopPost {
 
 void run_in_pool(uv_loop_t* loop, std::function<void()> work, std::function<void()> after);
 
-// The wall clock in unix seconds (entries' timestamps).
-std::int64_t unix_now();
+// The wall clock in unix milliseconds (entries' timestamps).
+std::int64_t unix_now_ms();
 
 }  // namespace kcache::daemon

@@ -9,8 +9,8 @@ CREATE TABLE entries (
   target         TEXT NOT NULL,      -- normalized target, e.g. sm_90a, gfx942
   origin         TEXT NOT NULL CHECK (origin IN ('compiled', 'provider')),
   name           TEXT NOT NULL,      -- module name as the client gave it
-  created_at     INTEGER NOT NULL,   -- unix seconds
-  last_served_at INTEGER NOT NULL,   -- unix seconds
+  created_at     INTEGER NOT NULL,   -- unix seconds (milliseconds from version 2)
+  last_served_at INTEGER NOT NULL,   -- unix seconds (milliseconds from version 2)
   serve_count    INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 

@@ -83,19 +83,15 @@ void DaemonFixture::SetUp() {
   socket_ = dir_ + "/kcache.sock";
   log_path_ = dir_ + "/kcached.log";
   notify_path_ = dir_ + "/notify.sock";
-  notify_fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(notify_fd_, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, notify_path_.c_str(), sizeof addr.sun_path - 1);
-  ASSERT_EQ(::bind(notify_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  notify_ = std::make_unique<NotifyReader>();
+  ASSERT_TRUE(notify_->bind(notify_path_)) << notify_path_ << ": " << std::strerror(errno);
 }
 
 void DaemonFixture::TearDown() {
   if (pid_ > 0) {
     EXPECT_EQ(stop(), 0) << "kcached did not exit cleanly; log: " << log_path_;
   }
-  if (notify_fd_ >= 0) ::close(notify_fd_);
+  notify_.reset();
   if (HasFailure()) {
     std::fprintf(stderr, "kept test directory %s\n--- kcached log ---\n%s\n", dir_.c_str(),
                  read_file(log_path_).c_str());
@@ -114,13 +110,17 @@ void DaemonFixture::start(const std::vector<std::string>& extra_args,
                                 "--log-level", "debug"};
   bool has_devices = false;
   for (const auto& a : extra_args) has_devices |= a == "--devices";
-  if (!has_devices) {
+  if (!has_devices && !discover_devices_) {
     argv.push_back("--devices");
     argv.push_back("sm_90a,gfx90a");
   }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   std::vector<std::string> env = extra_env;
   env.push_back("NOTIFY_SOCKET=" + notify_path_);
+  // Never the host's system bus: a test that wants D-Bus gives --bus-address.
+  bool has_bus = false;
+  for (const auto& e : extra_env) has_bus |= e.starts_with("DBUS_SYSTEM_BUS_ADDRESS=");
+  if (!has_bus) env.push_back("DBUS_SYSTEM_BUS_ADDRESS=unix:path=" + dir_ + "/no-system-bus");
   env = environment_with(env);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -135,12 +135,9 @@ void DaemonFixture::start(const std::vector<std::string>& extra_args,
   // READY=1 arrives on our notify socket; the daemon exiting first is a failure.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{notify_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 100) > 0) {
-      char buf[4096];
-      const ssize_t n = ::recv(notify_fd_, buf, sizeof buf - 1, 0);
-      if (n > 0 && std::string_view(buf, static_cast<std::size_t>(n)).find("READY=1") != std::string_view::npos)
-        return;
+    if (auto m = notify_->next(std::chrono::milliseconds(100)); m && m->find("READY=1") != std::string::npos) {
+      ready_message_ = std::move(*m);
+      return;
     }
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -189,6 +186,11 @@ Client DaemonFixture::client(std::chrono::milliseconds request_timeout) {
   auto c = Client::open(o);
   EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
   return std::move(c).value();
+}
+
+std::string DaemonFixture::wait_notify(std::string_view needle,
+                                       std::chrono::milliseconds timeout) {
+  return notify_->wait_for(needle, timeout);
 }
 
 void DaemonFixture::wait_reconciled() {

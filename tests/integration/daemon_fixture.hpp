@@ -10,11 +10,14 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kcache/kcache.hpp"
+#include "notify_reader.hpp"
 
 namespace kcache::test {
 
@@ -49,16 +52,22 @@ class DaemonFixture : public ::testing::Test {
   Client client(std::chrono::milliseconds request_timeout = std::chrono::milliseconds(30000));
   // Waits until the start-up reconcile has run.
   void wait_reconciled();
+  // Reads the notify socket until a message holds `needle` (after READY=1: STATUS=,
+  // WATCHDOG=1, RELOADING=1…); returns that message, or "" when none came in time.
+  std::string wait_notify(std::string_view needle,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   std::string dir_;
   std::string cache_dir_;
   std::string socket_;
   std::string log_path_;
   pid_t pid_ = -1;
+  bool discover_devices_ = false;  // true: no default --devices (the test exercises discovery)
+  std::string ready_message_;      // the notification that carried READY=1
 
  private:
   std::string notify_path_;
-  int notify_fd_ = -1;
+  std::unique_ptr<NotifyReader> notify_;
   std::vector<std::string> last_args_;
   std::vector<std::string> last_env_;
 };

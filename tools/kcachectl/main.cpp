@@ -32,6 +32,18 @@ void Options::exclusive(const char* a, const char* b) {
   app_.get_option(a)->excludes(app_.get_option(b));
 }
 
+void Options::add_flag(const char* name, bool& out, const char* help) {
+  app_.add_flag(name, out, help);
+}
+
+void Options::add_positional(const char* name, std::string& out, const char* help) {
+  app_.add_option(name, out, help)->required();
+}
+
+void Options::add_positionals(const char* name, std::vector<std::string>& out, const char* help) {
+  app_.add_option(name, out, help)->required();
+}
+
 }  // namespace kcachectl
 
 int main(int argc, char** argv) {
@@ -47,8 +59,17 @@ int main(int argc, char** argv) {
     return std::string("kcachectl: ") + e.what() + "\nRun 'kcachectl --help' for usage.\n";
   });
   for (const Verb& verb : kVerbs) {
-    CLI::App* sub = app.add_subcommand(verb.name, verb.help);
+    // "variant parse" is the sub-verb "parse" of the group "variant", declared before it.
+    const std::string name = verb.name;
+    const auto space = name.rfind(' ');
+    CLI::App* parent =
+        space == std::string::npos ? &app : app.get_subcommand(name.substr(0, space));
+    CLI::App* sub = parent->add_subcommand(name.substr(space + 1), verb.help);  // npos + 1 == 0
     sub->fallthrough();  // global options also after the verb, like systemctl
+    if (verb.run == nullptr) {
+      sub->require_subcommand(1);  // a group: one of its sub-verbs must follow
+      continue;
+    }
     Options options(*sub);
     verb.setup(options);
   }
@@ -58,7 +79,13 @@ int main(int argc, char** argv) {
     // --help is a "parse error" with exit code 0; every other one is a usage error.
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
+  // The verb given is the path of the subcommands parsed, e.g. "variant parse".
+  std::string given;
+  for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    given += (given.empty() ? "" : " ") + at->get_name();
+  }
   for (const Verb& verb : kVerbs)
-    if (app.got_subcommand(verb.name)) return verb.run(ctx);
-  return kExitUsage;  // unreachable: require_subcommand(1)
+    if (verb.run != nullptr && given == verb.name) return verb.run(ctx);
+  return kExitUsage;  // unreachable: every group requires a sub-verb
 }

@@ -15,10 +15,12 @@ void print_devices(const Json& devices) {
     return;
   }
   std::cout << "Devices:\n";
-  std::vector<std::vector<std::string>> rows{{"INDEX", "BACKEND", "ARCH", "TARGET", "SOURCE"}};
+  std::vector<std::vector<std::string>> rows{
+      {"INDEX", "BACKEND", "NAME", "ARCH", "TARGET", "SOURCE"}};
   for (const Json& d : devices)
-    rows.push_back({text(field(d, "index")), text(field(d, "backend")), text(field(d, "arch")),
-                    text(field(d, "compile_target")), text(field(d, "source"))});
+    rows.push_back({text(field(d, "index")), text(field(d, "backend")), text(field(d, "name")),
+                    text(field(d, "arch")), text(field(d, "compile_target")),
+                    text(field(d, "source"))});
   print_table(rows, "  ");
 }
 

@@ -13,15 +13,6 @@ Error bad_spec(std::string_view spec, const std::string& why) {
                     "invalid system description '" + std::string(spec) + "': " + why);
 }
 
-std::optional<VersionMM> parse_version(std::string_view text) {
-  const auto dot = text.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  const auto major = parse_canonical_uint(text.substr(0, dot));
-  const auto minor = parse_canonical_uint(text.substr(dot + 1));
-  if (!major || !minor) return std::nullopt;
-  return VersionMM{*major, *minor};
-}
-
 }  // namespace
 
 std::string SystemInfo::str() const {
@@ -33,6 +24,30 @@ std::string SystemInfo::str() const {
   out += free_threaded ? ",python=free-threaded" : ",python=gil";
   if (tvm_ffi) out += ",tvm-ffi=" + tvm_ffi->str();
   if (macos) out += ",macos=" + macos->str();
+  return out;
+}
+
+Result<BackendSpec> parse_backend_spec(std::string_view text) {
+  const auto dash = text.find('-');
+  const auto backend = parse_variant_backend(text.substr(0, dash));
+  if (!backend)
+    return make_error(Errc::invalid_argument,
+                      "'" + std::string(text) +
+                          "' is not a backend (cuda, rocm, xpu, cann with a version as in "
+                          "cuda-12.8; cpu, metal, neuron, tpu without)");
+  BackendSpec out{*backend, std::nullopt};
+  if (dash != std::string_view::npos) {
+    out.version = parse_version_mm(text.substr(dash + 1));
+    if (!out.version)
+      return make_error(Errc::invalid_argument,
+                        "backend '" + std::string(text) + "' has a bad version (expected X.Y)");
+  }
+  if (backend_is_versioned(*backend) && !out.version)
+    return make_error(Errc::invalid_argument,
+                      "backend '" + std::string(text) + "' needs a version, as in cuda-12.8");
+  if (!backend_is_versioned(*backend) && out.version)
+    return make_error(Errc::invalid_argument,
+                      "backend '" + std::string(text) + "' takes no version");
   return out;
 }
 
@@ -54,7 +69,7 @@ Result<SystemInfo> parse_system_spec(std::string_view spec) {
       if (value.empty()) return bad_value();
       (key == "cpu" ? sys.cpu : sys.os) = std::string(value);
     } else if (key == "torch" || key == "tvm-ffi" || key == "macos") {
-      auto v = parse_version(value);
+      auto v = parse_version_mm(value);
       if (!v) return bad_value();
       (key == "torch" ? sys.torch : key == "tvm-ffi" ? sys.tvm_ffi : sys.macos) = v;
     } else if (key == "cxx") {
@@ -72,19 +87,10 @@ Result<SystemInfo> parse_system_spec(std::string_view spec) {
       else
         return bad_value();
     } else if (key == "backend") {
-      const auto dash = value.find('-');
-      const auto b = parse_variant_backend(value.substr(0, dash));
-      if (!b) return bad_value();
-      sys.backend = *b;
-      if (dash != std::string_view::npos) {
-        sys.backend_version = parse_version(value.substr(dash + 1));
-        if (!sys.backend_version) return bad_value();
-      }
-      if (backend_is_versioned(*b) != sys.backend_version.has_value())
-        return bad_spec(spec,
-                        backend_is_versioned(*b)
-                            ? "backend '" + std::string(value) + "' needs a version (cuda-12.8)"
-                            : "backend '" + std::string(value) + "' takes no version");
+      auto backend = parse_backend_spec(value);
+      if (!backend.ok()) return bad_spec(spec, backend.error().message);
+      sys.backend = backend->backend;
+      sys.backend_version = backend->version;
     } else {
       return bad_spec(spec, "unknown key '" + std::string(key) + "'");
     }

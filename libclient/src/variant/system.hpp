@@ -11,6 +11,9 @@
 //    `cpu`, `os` and `backend` are required; unknown keys, duplicate keys, a version on an
 //    unversioned backend or none on a versioned one are `Errc::invalid_argument` naming them.
 //    `str()` prints the same form (keys present only), which parses back equal.
+//  * `parse_backend_spec` reads one backend as the system names it: a full backend name, with
+//    `-X.Y` exactly when the backend is versioned (`cuda-12.8`, `rocm-7.0`, `cpu`); errors are
+//    `Errc::invalid_argument` quoting the text.
 #pragma once
 
 #include <optional>
@@ -36,6 +39,13 @@ struct SystemInfo {
   std::string str() const;
   friend bool operator==(const SystemInfo&, const SystemInfo&) = default;
 };
+
+struct BackendSpec {
+  VariantBackend backend = VariantBackend::cpu;
+  std::optional<VersionMM> version;  // set exactly when the backend is versioned
+};
+
+Result<BackendSpec> parse_backend_spec(std::string_view text);
 
 Result<SystemInfo> parse_system_spec(std::string_view spec);
 

@@ -4,6 +4,8 @@
 #include <array>
 #include <functional>
 
+#include "arch/text_util.hpp"
+
 namespace kcache {
 namespace {
 
@@ -35,6 +37,15 @@ const BackendRow& row(VariantBackend b) noexcept {
 
 std::string VersionMM::str() const {
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::optional<VersionMM> parse_version_mm(std::string_view text) noexcept {
+  const auto dot = text.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const auto major = parse_canonical_uint(text.substr(0, dot));
+  const auto minor = parse_canonical_uint(text.substr(dot + 1));
+  if (!major || !minor) return std::nullopt;
+  return VersionMM{*major, *minor};
 }
 
 std::string_view variant_backend_name(VariantBackend b) noexcept {

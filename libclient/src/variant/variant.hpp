@@ -34,6 +34,10 @@ struct VersionMM {
   friend auto operator<=>(const VersionMM&, const VersionMM&) = default;
 };
 
+// "2.10", "12.8", "2025.2": decimal digits without leading zeros on each side of one dot;
+// nullopt for anything else, so every accepted text is the one the version prints as.
+std::optional<VersionMM> parse_version_mm(std::string_view text) noexcept;
+
 enum class VariantKind : std::uint8_t {
   torch,       // a Torch arch build for one Torch major.minor
   stable_abi,  // a Torch stable-ABI arch build: any Torch >= its version

@@ -42,12 +42,10 @@ class Parser {
 
   // "2.10", "12.8", "2025.2": digit runs without leading zeros on each side of one dot.
   Result<VersionMM> dotted_version(std::string_view text, std::string_view what) const {
-    const auto dot = text.find('.');
-    const auto major = dot == text.npos ? std::nullopt : parse_canonical_uint(text.substr(0, dot));
-    const auto minor = dot == text.npos ? std::nullopt : parse_canonical_uint(text.substr(dot + 1));
-    if (!major || !minor)
+    const auto version = parse_version_mm(text);
+    if (!version)
       return bad_part(text, "is not a " + std::string(what) + " version (expected X.Y)");
-    return VersionMM{*major, *minor};
+    return *version;
   }
 
   Status legacy_backend(std::string_view part, Variant* v) const {

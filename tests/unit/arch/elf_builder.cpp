@@ -165,4 +165,43 @@ Bytes craft_amd(std::uint32_t e_flags, std::uint8_t abi_version) {
   return build_elf(e);
 }
 
+Bytes craft_fatbin(const std::vector<std::pair<std::uint16_t, Bytes>>& entries, std::uint32_t sm) {
+  Bytes body;
+  for (const auto& [kind, payload] : entries) {
+    const std::size_t start = body.size();
+    append<std::uint16_t>(&body, kind);
+    append<std::uint16_t>(&body, 0x0101);
+    append<std::uint32_t>(&body, 0x40);
+    append<std::uint64_t>(&body, payload.size());
+    body.resize(start + 0x1c, std::byte{0});
+    append<std::uint32_t>(&body, sm);
+    body.resize(start + 0x40, std::byte{0});
+    append_bytes(&body, payload);
+  }
+  Bytes out;
+  append<std::uint32_t>(&out, 0xBA55ED50);
+  append<std::uint16_t>(&out, 1);
+  append<std::uint16_t>(&out, 16);
+  append<std::uint64_t>(&out, body.size());
+  append_bytes(&out, body);
+  return out;
+}
+
+Bytes craft_bundle(const std::vector<std::pair<std::string, Bytes>>& entries) {
+  Bytes out = bytes_of("__CLANG_OFFLOAD_BUNDLE__");
+  append<std::uint64_t>(&out, entries.size());
+  std::size_t table = out.size();
+  for (const auto& e : entries) table += 24 + e.first.size();
+  std::size_t data_at = table;
+  for (const auto& [id, data] : entries) {
+    append<std::uint64_t>(&out, data_at);
+    append<std::uint64_t>(&out, data.size());
+    append<std::uint64_t>(&out, id.size());
+    append_bytes(&out, bytes_of(id));
+    data_at += data.size();
+  }
+  for (const auto& e : entries) append_bytes(&out, e.second);
+  return out;
+}
+
 }  // namespace kcache::testing

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kcache::testing {
@@ -48,5 +49,12 @@ Bytes craft_cubin(int sm, bool compat_arch, std::string_view tk_options);
 
 // An AMD code-object-shaped image (OSABI 64, ET_DYN, a .text section) with these e_flags.
 Bytes craft_amd(std::uint32_t e_flags, std::uint8_t abi_version = 2);
+
+// A CUDA fatbin in the measured layout of `nvcc -fatbin` (see gpu_containers.cpp): one entry
+// per {kind (1 PTX, 2 ELF), payload}, each recording `sm`.
+Bytes craft_fatbin(const std::vector<std::pair<std::uint16_t, Bytes>>& entries, std::uint32_t sm);
+
+// A clang offload bundle (`__CLANG_OFFLOAD_BUNDLE__`) of {id, data} entries.
+Bytes craft_bundle(const std::vector<std::pair<std::string, Bytes>>& entries);
 
 }  // namespace kcache::testing

@@ -12,61 +12,12 @@ namespace kcache {
 namespace {
 
 using testing::Bytes;
-
-template <class T>
-void append(Bytes* b, T v) {
-  const std::size_t at = b->size();
-  b->resize(at + sizeof v);
-  std::memcpy(b->data() + at, &v, sizeof v);
-}
-
-void append_bytes(Bytes* b, const Bytes& more) {
-  b->insert(b->end(), more.begin(), more.end());
-}
-
-// The measured layout of `nvcc -fatbin` (see gpu_containers.cpp).
-Bytes fatbin(const std::vector<std::pair<std::uint16_t, Bytes>>& entries, std::uint32_t sm) {
-  Bytes body;
-  for (const auto& [kind, payload] : entries) {
-    const std::size_t start = body.size();
-    append<std::uint16_t>(&body, kind);
-    append<std::uint16_t>(&body, 0x0101);
-    append<std::uint32_t>(&body, 0x40);
-    append<std::uint64_t>(&body, payload.size());
-    body.resize(start + 0x1c, std::byte{0});
-    append<std::uint32_t>(&body, sm);
-    body.resize(start + 0x40, std::byte{0});
-    append_bytes(&body, payload);
-  }
-  Bytes out;
-  append<std::uint32_t>(&out, 0xBA55ED50);
-  append<std::uint16_t>(&out, 1);
-  append<std::uint16_t>(&out, 16);
-  append<std::uint64_t>(&out, body.size());
-  append_bytes(&out, body);
-  return out;
-}
-
-Bytes bundle(const std::vector<std::pair<std::string, Bytes>>& entries) {
-  Bytes out = testing::bytes_of("__CLANG_OFFLOAD_BUNDLE__");
-  append<std::uint64_t>(&out, entries.size());
-  std::size_t table = out.size();
-  for (const auto& e : entries) table += 24 + e.first.size();
-  std::size_t data_at = table;
-  for (const auto& [id, data] : entries) {
-    append<std::uint64_t>(&out, data_at);
-    append<std::uint64_t>(&out, data.size());
-    append<std::uint64_t>(&out, id.size());
-    append_bytes(&out, testing::bytes_of(id));
-    data_at += data.size();
-  }
-  for (const auto& e : entries) append_bytes(&out, e.second);
-  return out;
-}
+using testing::craft_bundle;
+using testing::craft_fatbin;
 
 TEST(GpuContainers, FatbinEntriesAreListedAndTheGateRefusesFatbins) {
   const Bytes cubin = testing::craft_cubin(90, true, "-arch sm_90a ");
-  const Bytes fb = fatbin({{2, cubin}, {1, testing::bytes_of(".version 9.0\n")}}, 90);
+  const Bytes fb = craft_fatbin({{2, cubin}, {1, testing::bytes_of(".version 9.0\n")}}, 90);
   auto entries = parse_fatbin(fb);
   ASSERT_TRUE(entries.ok()) << entries.error().message;
   ASSERT_EQ(entries->size(), 2u);
@@ -84,14 +35,14 @@ TEST(GpuContainers, FatbinEntriesAreListedAndTheGateRefusesFatbins) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("CUDA fatbin"), std::string::npos) << s.error().message;
 
-  const Bytes ptx_only = fatbin({{1, testing::bytes_of(".version 9.0\n")}}, 90);
+  const Bytes ptx_only = craft_fatbin({{1, testing::bytes_of(".version 9.0\n")}}, 90);
   const Status p = check_binary_matches(ptx_only, *parse_target("sm_90a"));
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("PTX only"), std::string::npos) << p.error().message;
 }
 
 TEST(GpuContainers, TruncatedOrLyingFatbinsAreCorrupt) {
-  const Bytes fb = fatbin({{2, testing::craft_cubin(80, false, "")}}, 80);
+  const Bytes fb = craft_fatbin({{2, testing::craft_cubin(80, false, "")}}, 80);
   for (std::size_t n = 4; n < fb.size(); n += 7) {
     auto r = parse_fatbin(Bytes(fb.begin(), fb.begin() + static_cast<std::ptrdiff_t>(n)));
     EXPECT_FALSE(r.ok()) << n;
@@ -109,9 +60,9 @@ TEST(GpuContainers, TruncatedOrLyingFatbinsAreCorrupt) {
 TEST(GpuContainers, ExtractsTheCodeObjectForATargetFromABundle) {
   const Bytes a = testing::craft_amd(0x63f);     // gfx90a:xnack-
   const Bytes b = testing::craft_amd(0xe4c, 3);  // gfx942:sramecc+:xnack-
-  const Bytes bun = bundle({{"host-x86_64-unknown-linux-gnu-", {}},
-                            {"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", a},
-                            {"hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", b}});
+  const Bytes bun = craft_bundle({{"host-x86_64-unknown-linux-gnu-", {}},
+                                  {"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", a},
+                                  {"hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", b}});
   auto got = extract_code_object(bun, *parse_amd_target("gfx942:xnack-:sramecc+"));
   ASSERT_TRUE(got.ok()) << got.error().message;
   EXPECT_TRUE(std::equal(got->begin(), got->end(), b.begin(), b.end()));
@@ -146,7 +97,7 @@ TEST(GpuContainers, BundleEntryIdsOfBothGenerations) {
 }
 
 TEST(GpuContainers, TruncatedAndCompressedBundlesAreRefused) {
-  const Bytes bun = bundle({{"hipv4-amdgcn-amd-amdhsa--gfx90a", testing::craft_amd(0x53f)}});
+  const Bytes bun = craft_bundle({{"hipv4-amdgcn-amd-amdhsa--gfx90a", testing::craft_amd(0x53f)}});
   for (std::size_t n = 24; n < 60; ++n)
     EXPECT_FALSE(
         parse_offload_bundle(Bytes(bun.begin(), bun.begin() + static_cast<std::ptrdiff_t>(n))).ok())

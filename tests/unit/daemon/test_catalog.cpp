@@ -5,10 +5,12 @@
 namespace kcache::daemon {
 namespace {
 
+// Allocated size (what budgets count) is modelled as whole 4 KiB blocks, as on ext4.
 Entry entry(const char* bytes, std::uint64_t size) {
   Entry e;
   e.digest = digest_of(std::string_view(bytes));
   e.size = size;
+  e.disk_size = (size + 4095) / 4096 * 4096;
   return e;
 }
 
@@ -18,12 +20,14 @@ TEST(Catalog, SharedObjectSurvivesUntilItsLastKeyGoes) {
   Catalog c;
   (void)c.insert(key(1), entry("same", 10));
   (void)c.insert(key(2), entry("same", 10));
-  EXPECT_EQ(c.bytes(), 10u);  // one object, counted once
+  EXPECT_EQ(c.bytes(), 4096u);  // one object, counted once
+  EXPECT_EQ(c.apparent_bytes(), 10u);
   EXPECT_FALSE(c.erase(key(1)));
   EXPECT_TRUE(c.digest_referenced(digest_of(std::string_view("same"))));
   EXPECT_TRUE(c.erase(key(2)));
   EXPECT_FALSE(c.digest_referenced(digest_of(std::string_view("same"))));
   EXPECT_EQ(c.bytes(), 0u);
+  EXPECT_EQ(c.apparent_bytes(), 0u);
 }
 
 TEST(Catalog, ReplacingAnEntryReportsTheOrphanedObject) {
@@ -32,7 +36,8 @@ TEST(Catalog, ReplacingAnEntryReportsTheOrphanedObject) {
   auto orphaned = c.insert(key(1), entry("new", 7));
   ASSERT_TRUE(orphaned.has_value());
   EXPECT_EQ(orphaned->digest, digest_of(std::string_view("old")));
-  EXPECT_EQ(c.bytes(), 7u);
+  EXPECT_EQ(c.bytes(), 4096u);
+  EXPECT_EQ(c.apparent_bytes(), 7u);
   EXPECT_FALSE(c.insert(key(1), entry("new", 7)).has_value());  // same object: nothing orphaned
   EXPECT_EQ(c.size(), 1u);
 }

@@ -1,0 +1,156 @@
+// Admin operations that change the cache: gc and evict (docs/kcachectl.md has their JSON).
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "control_reply.hpp"
+#include "daemon.hpp"
+#include "dispatch.hpp"
+#include "session.hpp"
+#include "wire/messages.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads the gc request: {"max_size": bytes, "max_age_s": seconds, "dry_run": bool}.
+Result<GcOptions> gc_options(const json& doc) {
+  GcOptions o;
+  if (auto it = doc.find("max_size"); it != doc.end() && !it->is_null()) {
+    if (!it->is_number_unsigned()) return make_error(Errc::invalid_argument, "max_size must be a byte count");
+    o.max_size = it->get<std::uint64_t>();
+  }
+  if (auto it = doc.find("max_age_s"); it != doc.end() && !it->is_null()) {
+    if (!it->is_number_unsigned()) return make_error(Errc::invalid_argument, "max_age_s must be seconds");
+    o.max_age = std::chrono::seconds(it->get<std::int64_t>());
+  }
+  if (auto it = doc.find("dry_run"); it != doc.end()) {
+    if (!it->is_boolean()) return make_error(Errc::invalid_argument, "dry_run must be true or false");
+    o.dry_run = it->get<bool>();
+  }
+  return o;
+}
+
+struct EvictTally {
+  std::uint64_t removed = 0;
+  std::uint64_t freed = 0;
+  std::uint64_t in_grace = 0;
+};
+
+// Removes `key` unless served within the grace period (and not forced).
+void evict_one(Daemon& d, const Digest128& key, bool force, EvictTally& t) {
+  const Entry* e = d.cache().lookup(key);
+  if (e == nullptr) return;
+  if (!force && unix_now_ms() - e->last_served < d.gc().policy().grace.count()) {
+    ++t.in_grace;
+    return;
+  }
+  const std::uint64_t before = d.cache().catalog().bytes();
+  d.cache().remove(key);
+  ++t.removed;
+  t.freed += before - d.cache().catalog().bytes();
+}
+
+json tally_json(const EvictTally& t, const Daemon& d) {
+  return {{"removed_entries", t.removed}, {"freed_bytes", t.freed},
+          {"skipped_in_grace", t.in_grace},
+          {"remaining_entries", const_cast<Daemon&>(d).cache().catalog().size()},
+          {"remaining_bytes", const_cast<Daemon&>(d).cache().catalog().bytes()}};
+}
+
+// Replies once the evicted files are off the disk, so the freed bytes are really free.
+void reply_when_removed(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                        const EvictTally& t) {
+  std::weak_ptr<Session> weak = s;
+  json report = tally_json(t, d);
+  d.cache().after_removals([weak, id, report = std::move(report)] {
+    if (auto session = weak.lock()) reply_control(*session, id, wire::Opcode::evict, report);
+  });
+}
+
+}  // namespace
+
+void handle_gc(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+               std::string_view payload) {
+  auto doc = control_request(payload);
+  auto options = doc.ok() ? gc_options(*doc) : Result<GcOptions>(doc.error());
+  if (!options.ok()) {
+    s->reply_error(id, wire::Opcode::gc, options.error());
+    return;
+  }
+  if (!s->acquire_slot()) {
+    s->reply_error(id, wire::Opcode::gc, make_error(Errc::busy, "too many pending requests"));
+    return;
+  }
+  spdlog::info("gc requested by uid {} (pid {}){}", s->peer().uid, s->peer().pid,
+               options->dry_run ? " (dry run)" : "");
+  std::weak_ptr<Session> weak = s;
+  d.collect_garbage(std::move(*options), [weak, id](const GcReport& report) {
+    auto session = weak.lock();
+    if (!session) return;
+    session->release_slot();
+    reply_control(*session, id, wire::Opcode::gc, report.to_json());
+  });
+  s->reply_in_progress(id, wire::Opcode::gc, "collecting");
+}
+
+void handle_evict(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                  std::string_view payload) {
+  auto doc = control_request(payload);
+  if (!doc.ok()) {
+    s->reply_error(id, wire::Opcode::evict, doc.error());
+    return;
+  }
+  const bool force = doc->value("force", false);
+  const std::string key_hex = doc->value("key", std::string());
+  const std::string name = doc->value("name", std::string());
+  if (key_hex.empty() == name.empty()) {
+    s->reply_error(id, wire::Opcode::evict,
+                   make_error(Errc::invalid_argument, "evict needs exactly one of a key or a name"));
+    return;
+  }
+  spdlog::info("evict {} requested by uid {} (pid {})", key_hex.empty() ? "name " + name : "key " + key_hex,
+               s->peer().uid, s->peer().pid);
+  EvictTally tally;
+  if (!key_hex.empty()) {
+    auto key = parse_digest_hex(key_hex);
+    if (!key.ok()) {
+      s->reply_error(id, wire::Opcode::evict, key.error());
+      return;
+    }
+    if (d.cache().lookup(*key) == nullptr) {
+      s->reply_error(id, wire::Opcode::evict, make_error(Errc::not_found, "no entry with key " + key_hex));
+      return;
+    }
+    evict_one(d, *key, force, tally);
+    d.stats().evictions += tally.removed;
+    reply_when_removed(d, s, id, tally);
+    return;
+  }
+  // Names live in SQLite: hand it the pending batch, then ask it for the keys.
+  if (!s->acquire_slot()) {
+    s->reply_error(id, wire::Opcode::evict, make_error(Errc::busy, "too many pending requests"));
+    return;
+  }
+  d.cache().flush();
+  std::weak_ptr<Session> weak = s;
+  d.index().query<Result<std::vector<EntryRow>>>(
+      [name](Index& index) { return index.entries_named(name); },
+      [&d, weak, id, force](Result<std::vector<EntryRow>> rows) {
+        auto session = weak.lock();
+        if (!session) return;
+        session->release_slot();
+        if (!rows.ok()) {
+          session->reply_error(id, wire::Opcode::evict, rows.error());
+          return;
+        }
+        EvictTally t;
+        for (const EntryRow& r : *rows) evict_one(d, r.key, force, t);
+        d.stats().evictions += t.removed;
+        reply_when_removed(d, session, id, t);
+      });
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,193 @@
+// One module: confined open, bounded read, bounded decompression, digest, ELF inspection.
+#include "providers/module_check.hpp"
+
+#include <unistd.h>
+#include <zstd_errors.h>
+
+#include <algorithm>
+#include <span>
+
+#include "arch/elf_inspect.hpp"
+
+namespace kcache::providers {
+
+namespace {
+
+// ZSTD_FRAMEHEADERSIZE_MAX, which zstd.h only exposes to static-linking users.
+constexpr std::size_t kMaxFrameHeader = 18;
+// Decompression and reading go through chunks of this size (fits the L2 cache).
+constexpr std::size_t kChunk = 128 * 1024;
+
+Error corrupt(const ModuleSpec& m, const std::string& why) {
+  return make_error(Errc::corrupt, "module " + describe_module(m) + ": " + why);
+}
+
+// The largest file a zstd encoding of `size` bytes can be (a larger one is not what it claims).
+std::uint64_t max_encoded(const ModuleSpec& m) {
+  return m.compression == Compression::zstd ? ZSTD_compressBound(m.size) : m.size;
+}
+
+Status check_sizes(const ModuleSpec& m, const struct stat& st) {
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  if (m.compression == Compression::none && file_size != m.size)
+    return corrupt(m, "file is " + std::to_string(file_size) + " bytes, the manifest declares " +
+                          std::to_string(m.size));
+  if (file_size > max_encoded(m))
+    return corrupt(m, "compressed file (" + std::to_string(file_size) +
+                          " bytes) is larger than any zstd encoding of the declared " +
+                          std::to_string(m.size) + " bytes");
+  return {};
+}
+
+// A zstd frame header that promises more than the declared size is refused before decoding.
+Status check_frame_header(const ModuleSpec& m, const void* data, std::size_t size) {
+  const unsigned long long content = ZSTD_getFrameContentSize(data, size);
+  if (content == ZSTD_CONTENTSIZE_ERROR) return corrupt(m, "not a zstd frame");
+  if (content != ZSTD_CONTENTSIZE_UNKNOWN && content > m.size)
+    return corrupt(m, "zstd frame declares " + std::to_string(content) +
+                          " bytes, more than the declared size " + std::to_string(m.size) +
+                          " (refused: decompression bomb)");
+  return {};
+}
+
+// Exactly `size` bytes from offset 0 (the file was fstat'ed at that size).
+Result<std::string> read_exact(int fd, std::size_t size, const ModuleSpec& m) {
+  std::string out(size, '\0');
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::pread(fd, out.data() + got, size - got, static_cast<off_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_error(Errc::io, "read " + m.file);
+    }
+    if (n == 0) return corrupt(m, "file shrank while being read");
+    got += static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
+// Where module bytes go: each chunk is hashed while it is still in cache and appended to the
+// result, so the bytes cross memory once (no zero-filled buffer, no second hashing pass) and
+// never beyond the declared size.
+class Sink {
+ public:
+  explicit Sink(const ModuleSpec& m) : m_(m) { bytes_.reserve(static_cast<std::size_t>(m.size)); }
+
+  Status add(const char* data, std::size_t n) {
+    if (n > m_.size - bytes_.size())
+      return corrupt(m_, m_.compression == Compression::zstd
+                             ? "decompresses to more than the declared " + std::to_string(m_.size) +
+                                   " bytes (refused: decompression bomb)"
+                             : "file grew past the declared " + std::to_string(m_.size) + " bytes");
+    hasher_.update(data, n);
+    bytes_.append(data, n);
+    return {};
+  }
+
+  Result<std::string> finish() {
+    if (bytes_.size() != m_.size)
+      return corrupt(m_, (m_.compression == Compression::zstd ? "decompresses to " : "file is ") +
+                             std::to_string(bytes_.size()) + " bytes, the manifest declares " +
+                             std::to_string(m_.size));
+    const Digest128 digest = hasher_.finish();
+    if (digest != m_.digest)
+      return corrupt(m_, "digest mismatch: the bytes hash to " + digest.hex() +
+                             ", the manifest says " + m_.digest.hex());
+    return std::move(bytes_);
+  }
+
+ private:
+  const ModuleSpec& m_;
+  std::string bytes_;
+  Hasher hasher_;
+};
+
+// A per-thread chunk buffer small enough to stay in the CPU cache.
+std::string& scratch_buffer() {
+  thread_local std::string scratch(kChunk, '\0');
+  return scratch;
+}
+
+// Every frame of `file` through the sink, a chunk at a time; the sink refuses output past the
+// declared size, so a bomb is stopped after one chunk.
+Status decompress(const ModuleSpec& m, const std::string& file, ZstdDCtx& dctx, Sink& sink) {
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);
+  std::string& scratch = scratch_buffer();
+  ZSTD_inBuffer in{file.data(), file.size(), 0};
+  std::size_t pending = 1;  // ZSTD_decompressStream's "not done" hint; 0 at a frame's end
+  while (in.pos < in.size || pending != 0) {
+    ZSTD_outBuffer out{scratch.data(), scratch.size(), 0};
+    pending = ZSTD_decompressStream(dctx.get(), &out, &in);
+    if (ZSTD_isError(pending)) return corrupt(m, std::string("zstd: ") + ZSTD_getErrorName(pending));
+    KC_TRY(sink.add(scratch.data(), out.pos));
+    // No progress with input left or a frame unfinished at the end: the file is cut short.
+    if (out.pos == 0 && pending != 0 && in.pos == in.size)
+      return corrupt(m, "zstd stream is truncated");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string describe_module(const ModuleSpec& m) {
+  return "'" + m.name + "' (" + m.target.str() + ", file " + m.file + ")";
+}
+
+Status check_module_file(const ProviderDir& dir, const ModuleSpec& m, struct stat* st) {
+  auto opened = dir.open_file(m.file);
+  if (!opened.ok()) {
+    if (opened.error().code == Errc::io) return std::move(opened).error();
+    return make_error(opened.error().code,
+                      "module " + describe_module(m) + ": " + opened.error().message);
+  }
+  if (m.compression == Compression::zstd) {
+    // The header first: a bomb is named as such rather than as an oversized file.
+    char header[kMaxFrameHeader];
+    const ssize_t n = ::pread(opened->fd.get(), header, sizeof header, 0);
+    if (n < 0) return errno_error(Errc::io, "read " + m.file);
+    KC_TRY(check_frame_header(m, header, static_cast<std::size_t>(n)));
+  }
+  KC_TRY(check_sizes(m, opened->st));
+  if (st != nullptr) *st = opened->st;
+  return {};
+}
+
+Result<std::string> materialize_module(const ProviderDir& dir, const ModuleSpec& m,
+                                       ZstdDCtx& dctx) {
+  auto opened = dir.open_file(m.file);
+  if (!opened.ok()) {
+    if (opened.error().code == Errc::io) return std::move(opened).error();
+    return make_error(opened.error().code,
+                      "module " + describe_module(m) + ": " + opened.error().message);
+  }
+  KC_TRY(check_sizes(m, opened->st));
+  const int fd = opened->fd.get();
+  const auto file_size = static_cast<std::size_t>(opened->st.st_size);
+  Sink sink(m);
+  if (m.compression == Compression::none) {
+    std::string& scratch = scratch_buffer();
+    for (std::size_t at = 0; at < file_size;) {
+      const ssize_t n = ::pread(fd, scratch.data(), std::min(scratch.size(), file_size - at),
+                                static_cast<off_t>(at));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_error(Errc::io, "read " + m.file);
+      }
+      if (n == 0) return corrupt(m, "file shrank while being read");
+      KC_TRY(sink.add(scratch.data(), static_cast<std::size_t>(n)));
+      at += static_cast<std::size_t>(n);
+    }
+  } else {
+    KC_TRY_ASSIGN(const std::string file, read_exact(fd, file_size, m));
+    KC_TRY(check_frame_header(m, file.data(), file.size()));
+    KC_TRY(decompress(m, file, dctx, sink));
+  }
+  KC_TRY_ASSIGN(std::string bytes, sink.finish());
+  if (auto checked = check_binary_matches(std::as_bytes(std::span(bytes.data(), bytes.size())),
+                                          m.target);
+      !checked.ok())
+    return corrupt(m, checked.error().message);
+  return bytes;
+}
+
+}  // namespace kcache::providers

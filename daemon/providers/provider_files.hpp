@@ -1,0 +1,48 @@
+// providers/provider_files.hpp — confined access to the files of one provider directory.
+//
+// Contract:
+//  * `ProviderDir::open(path)` opens the directory and records its resolved real path.
+//  * `open_file(relative)` opens a file named by the manifest, read-only, and succeeds only
+//    when the file it lands on lies inside the provider directory: a symlink may point
+//    elsewhere inside it, never outside (no `..` tricks either: the resolved path is checked,
+//    not the spelling). The file is resolved with O_PATH first, so nothing outside is ever
+//    opened for reading (no device or FIFO side effects). It must be a regular file.
+//    Errors: Errc::not_found when missing (a provider still being copied), Errc::corrupt
+//    with the reason when it escapes or is not a regular file, Errc::io otherwise.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+#include <string_view>
+
+#include "common/fd.hpp"
+#include "kcache/result.hpp"
+
+namespace kcache::providers {
+
+struct OpenedFile {
+  Fd fd;
+  struct stat st {};
+};
+
+class ProviderDir {
+ public:
+  static Result<ProviderDir> open(const std::string& path);
+
+  const std::string& path() const noexcept { return path_; }
+  const std::string& real_path() const noexcept { return real_path_; }
+  int fd() const noexcept { return fd_.get(); }
+
+  Result<OpenedFile> open_file(std::string_view relative) const;
+
+ private:
+  std::string path_;
+  std::string real_path_;
+  Fd fd_;
+};
+
+// Where an fd really points (readlink of /proc/self/fd/N).
+Result<std::string> resolved_path(int fd);
+
+}  // namespace kcache::providers

@@ -1,0 +1,201 @@
+// Finding providers under a root and loading one: manifest, variant, module files, fingerprint.
+#include "providers/provider_load.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "providers/module_check.hpp"
+#include "providers/provider_files.hpp"
+#include "providers/provider_key.hpp"
+
+namespace kcache::providers {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool hidden(const fs::path& p) { return p.filename().string().starts_with('.'); }
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);  // follows symlinks: a linked-in provider is fine
+}
+
+std::vector<fs::path> subdirectories(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (!hidden(it->path()) && is_dir(it->path())) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void hash_stat(Hasher& h, const struct stat& st) {
+  const std::int64_t fields[] = {static_cast<std::int64_t>(st.st_dev), static_cast<std::int64_t>(st.st_ino),
+                                  st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                                  st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
+  h.update(fields, sizeof fields);
+}
+
+LoadedProvider incomplete(LoadedProvider p, std::string why) {
+  p.state = ProviderState::incomplete;
+  p.reason = std::move(why);
+  return p;
+}
+
+LoadedProvider rejected(LoadedProvider p, std::string why) {
+  p.state = ProviderState::rejected;
+  p.reason = std::move(why);
+  return p;
+}
+
+// The manifest's variant and the build/<variant>/ it sits in must agree.
+Status settle_variant(LoadedProvider& p) {
+  std::optional<Variant> from_dir;
+  if (!p.build_variant.empty()) {
+    auto v = parse_variant(p.build_variant);
+    if (!v.ok())
+      return make_error(Errc::invalid_argument, "build directory name: " + v.error().message);
+    from_dir = std::move(v).value();
+  }
+  const std::optional<Variant>& declared = p.manifest->variant;
+  if (declared && from_dir && !(*declared == *from_dir))
+    return make_error(Errc::invalid_argument, "variant " + declared->str() +
+                                                  " in the manifest differs from its build/ directory " +
+                                                  from_dir->str());
+  p.variant = declared ? declared : from_dir;
+  return {};
+}
+
+}  // namespace
+
+std::string_view provider_state_name(ProviderState s) noexcept {
+  switch (s) {
+    case ProviderState::active: return "active";
+    case ProviderState::rejected: return "rejected";
+    case ProviderState::incomplete: return "incomplete";
+    case ProviderState::removed: return "removed";
+  }
+  return "unknown";
+}
+
+std::string summarize_module_errors(const std::vector<std::string>& errors) {
+  std::size_t bad = 0;
+  const std::string* first = nullptr;
+  for (const std::string& e : errors) {
+    if (e.empty()) continue;
+    ++bad;
+    if (first == nullptr) first = &e;
+  }
+  if (bad == 0) return {};
+  return std::to_string(bad) + " of " + std::to_string(errors.size()) + " modules refused: " + *first;
+}
+
+LoadedProvider load_provider(const std::string& path, std::string_view build_variant) {
+  LoadedProvider p;
+  p.path = path;
+  p.build_variant = std::string(build_variant);
+  p.watch_dirs.push_back(path);
+  Hasher fingerprint;
+  fingerprint.update(p.build_variant);
+
+  auto dir = ProviderDir::open(path);
+  if (!dir.ok()) {
+    p.fingerprint = fingerprint.finish();
+    return incomplete(std::move(p), dir.error().message);
+  }
+  auto manifest_file = dir->open_file(kManifestName);
+  if (!manifest_file.ok()) {
+    p.fingerprint = fingerprint.finish();
+    if (manifest_file.error().code == Errc::not_found)
+      return incomplete(std::move(p), "no " + std::string(kManifestName) + " (yet)");
+    return rejected(std::move(p), manifest_file.error().message);
+  }
+  if (static_cast<std::uint64_t>(manifest_file->st.st_size) > kMaxManifestBytes) {
+    p.fingerprint = fingerprint.finish();
+    return rejected(std::move(p), std::string(kManifestName) + " is larger than " +
+                                      std::to_string(kMaxManifestBytes) + " bytes");
+  }
+  auto text = read_whole_file(manifest_file->fd.get());
+  if (!text.ok()) return incomplete(std::move(p), text.error().message);
+  fingerprint.update(*text);
+  p.fingerprint = fingerprint.finish();
+
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // An error at the very end is a file cut short (being written): retried on the next event.
+    if (e.byte >= text->size())
+      return incomplete(std::move(p), std::string(kManifestName) +
+                                          " is truncated (being written?): " + e.what());
+    return rejected(std::move(p), std::string(kManifestName) + " is not valid JSON: " + e.what());
+  }
+  auto manifest = parse_manifest(doc);
+  if (!manifest.ok()) return rejected(std::move(p), manifest.error().message);
+  p.manifest = std::move(manifest).value();
+  if (auto v = settle_variant(p); !v.ok()) return rejected(std::move(p), v.error().message);
+
+  std::set<std::string> subdirs;
+  std::size_t usable = 0;
+  const std::string variant = p.variant ? p.variant->str() : std::string();
+  for (const ModuleSpec& m : p.manifest->modules) {
+    const Manifest& mf = *p.manifest;
+    const std::string target = m.target.str();
+    p.modules_by_name[m.name].push_back(p.keys.size());
+    p.keys.push_back(compute_provider_key(
+        {mf.name, mf.package, mf.version, variant, m.name, target, m.digest}));
+    if (const auto slash = m.file.rfind('/'); slash != std::string::npos)
+      subdirs.insert(path + "/" + m.file.substr(0, slash));
+    struct stat st {};
+    auto checked = check_module_file(*dir, m, &st);
+    if (!checked.ok() && checked.error().code == Errc::not_found) {
+      p.fingerprint = fingerprint.finish();
+      return incomplete(std::move(p), checked.error().message + " (still being copied?)");
+    }
+    if (checked.ok()) {
+      hash_stat(fingerprint, st);
+      ++usable;
+    } else {
+      fingerprint.update(checked.error().message);
+    }
+    p.module_errors.push_back(checked.ok() ? std::string() : checked.error().message);
+  }
+  p.fingerprint = fingerprint.finish();
+  p.watch_dirs.insert(p.watch_dirs.end(), subdirs.begin(), subdirs.end());
+  if (usable == 0) return rejected(std::move(p), summarize_module_errors(p.module_errors));
+  p.state = ProviderState::active;
+  p.reason = summarize_module_errors(p.module_errors);
+  return p;
+}
+
+RootListing list_root(const std::string& root) {
+  RootListing out;
+  if (!is_dir(root)) return out;
+  out.exists = true;
+  out.watch_dirs.push_back(root);
+  for (const fs::path& child : subdirectories(root)) {
+    if (child.filename() != "build") {
+      out.providers.push_back({child.string(), {}});
+      continue;
+    }
+    out.watch_dirs.push_back(child.string());
+    for (const fs::path& variant_dir : subdirectories(child)) {
+      const std::string variant = variant_dir.filename().string();
+      std::error_code ec;
+      if (fs::exists(variant_dir / kManifestName, ec)) {
+        out.providers.push_back({variant_dir.string(), variant});
+        continue;
+      }
+      out.watch_dirs.push_back(variant_dir.string());
+      for (const fs::path& provider : subdirectories(variant_dir))
+        out.providers.push_back({provider.string(), variant});
+    }
+  }
+  return out;
+}
+
+}  // namespace kcache::providers

@@ -1,0 +1,68 @@
+// providers/provider_load.hpp — finding provider directories under a root and loading one.
+//
+// Layout (docs/providers.md): a root holds provider directories, and may hold a `build/`
+// directory of `build/<variant>/` trees; a variant directory is either a provider itself (it
+// holds kcache-provider.json) or holds provider directories. Names starting with '.' are
+// ignored everywhere, so writers can stage a provider under `.name` and rename it in.
+//
+// Contract (pure: no daemon state; any thread):
+//  * `list_root` returns the provider directories of a root and the directories to watch.
+//  * `load_provider` reads and checks the manifest and the module files (module_check.hpp's
+//    cheap check; digests are verified when a module is materialized) and returns the result
+//    with a state: `active` (at least one module usable), `rejected` (the manifest is invalid,
+//    its variant contradicts its build/ directory, or no module is usable), `incomplete`
+//    (manifest or a module file missing, or the manifest is cut short: it is being written).
+//    An incomplete provider is never partly loaded. Each unusable module keeps its reason
+//    in `module_errors`; one bad module never hides the others.
+//  * `fingerprint` changes whenever the manifest bytes or any module file's identity (inode,
+//    size, times) change, so a caller can tell an unchanged provider from a rewritten one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/digest.hpp"
+#include "providers/manifest.hpp"
+
+namespace kcache::providers {
+
+enum class ProviderState : std::uint8_t { active, rejected, incomplete, removed };
+std::string_view provider_state_name(ProviderState state) noexcept;
+
+struct LoadedProvider {
+  std::string path;           // the directory, as found under its root
+  std::string build_variant;  // the <variant> of build/<variant>/, or empty
+  ProviderState state = ProviderState::incomplete;
+  std::string reason;                   // why not active; for active ones, the modules refused
+  std::optional<Manifest> manifest;     // set once the manifest parsed
+  std::optional<Variant> variant;       // effective: the manifest's, else build/<variant>/'s
+  std::vector<Digest128> keys;          // provider key of each module (manifest order)
+  std::vector<std::string> module_errors;  // per module: empty when usable
+  std::unordered_map<std::string, std::vector<std::size_t>> modules_by_name;
+  Digest128 fingerprint;
+  std::vector<std::string> watch_dirs;  // the directory and its module subdirectories
+};
+
+LoadedProvider load_provider(const std::string& path, std::string_view build_variant);
+
+struct FoundProvider {
+  std::string path;
+  std::string build_variant;
+};
+
+struct RootListing {
+  bool exists = false;
+  std::vector<FoundProvider> providers;
+  std::vector<std::string> watch_dirs;  // the root, build/ and each build/<variant>/
+};
+
+RootListing list_root(const std::string& root);
+
+// "N of M modules refused: <first reason>" or "" when every module is usable.
+std::string summarize_module_errors(const std::vector<std::string>& module_errors);
+
+}  // namespace kcache::providers

@@ -1,0 +1,93 @@
+// providers/provider_service.hpp — the daemon's providers: watched roots, the provider table,
+// background prefetch and on-demand materialization (DESIGN §6, docs/providers.md).
+//
+// Contract (loop thread only):
+//  * start() scans every root on the thread pool and watches the roots, their build/ trees and
+//    every provider directory (dir_watcher.hpp, debounced). Any change rescans within about a
+//    second; a root that does not exist yet is looked for every second. Requests that need
+//    providers wait for the first scan (`when_scanned`), never for later ones.
+//  * A rescan replaces a provider whose fingerprint changed and keeps an unchanged one as it
+//    is (with the module refusals learnt while materializing); a vanished directory stays
+//    listed as `removed`. An incomplete or rejected provider is never used.
+//  * After each scan the modules `prefetch_set` picks for the local devices are queued on the
+//    Materializer (bounded; entries already in the catalog are skipped). A module that fails
+//    its checks while materializing is refused with the reason, and its provider becomes
+//    `rejected` when no usable module is left.
+//  * `table()` and picks into it are valid until the next scan is applied: use them at once.
+//  * shutdown() stops watching and drops queued prefetches; running ones finish.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "arch/target.hpp"
+#include "cache.hpp"
+#include "devices.hpp"
+#include "providers/dir_watcher.hpp"
+#include "providers/materializer.hpp"
+#include "providers/provider_load.hpp"
+#include "providers/provider_select.hpp"
+
+namespace kcache::daemon {
+
+class ProviderService {
+ public:
+  ProviderService(uv_loop_t* loop, Cache& cache, const DeviceTable& devices,
+                  std::vector<std::string> roots);
+  ~ProviderService();
+  ProviderService(const ProviderService&) = delete;
+  ProviderService& operator=(const ProviderService&) = delete;
+
+  void start();
+  void shutdown();
+  bool enabled() const noexcept { return !roots_.empty(); }
+  const std::vector<std::string>& roots() const noexcept { return roots_; }
+  // Runs fn once the first scan is applied (at once when it is, or when there are no roots).
+  void when_scanned(std::function<void()> fn);
+
+  std::span<const providers::LoadedProvider> table() const noexcept { return table_; }
+  const Digest128& key_of(const providers::Pick& p) const {
+    return table_[p.provider].keys[p.module];
+  }
+  // Materializes a pick for a waiting request (urgent) or a prefetch; refusals are recorded.
+  void materialize(const providers::Pick& pick, bool urgent, Materializer::Done done);
+
+  // Rescans now; `done` runs once that scan is applied and the prefetches queued are done.
+  void rescan(std::function<void()> done);
+
+  nlohmann::json to_json() const;  // providers[] (status and the providers operation)
+  nlohmann::json prefetch_json() const;
+  MaterializeProgress progress() const { return materializer_.progress(); }
+
+ private:
+  struct ScanResult;
+  void schedule_scan();
+  void apply(ScanResult& result);
+  void prefetch();
+  void refuse(const std::string& path, const Digest128& fingerprint, std::size_t module,
+              const std::string& reason);
+
+  uv_loop_t* loop_;
+  Cache& cache_;
+  std::vector<std::string> roots_;
+  const DeviceTable& devices_;  // the daemon's: a reload may replace its contents
+  std::vector<providers::LoadedProvider> table_;  // sorted by path
+  Materializer materializer_;
+  DirWatcher watcher_;
+  UvHandle<uv_timer_t> missing_root_timer_;
+  bool roots_missing_ = false;
+  bool scanning_ = false;
+  bool scan_again_ = false;
+  bool scanned_once_ = false;
+  bool stopped_ = false;
+  std::vector<std::function<void()>> first_scan_waiters_;
+  std::vector<std::function<void()>> next_scan_waiters_;     // rescan() callers, not started yet
+  std::vector<std::function<void()>> running_scan_waiters_;  // ... whose scan is running
+};
+
+}  // namespace kcache::daemon

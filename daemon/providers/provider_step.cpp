@@ -1,0 +1,138 @@
+// The provider step of get: rank, serve from the catalog, or materialize and serve.
+#include "providers/provider_step.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "daemon.hpp"
+#include "dispatch.hpp"
+#include "providers/system_json.hpp"
+#include "session.hpp"
+
+namespace kcache::daemon {
+
+namespace {
+
+constexpr auto kGet = wire::Opcode::get;
+constexpr std::size_t kMaxReasons = 16;  // a not_found message stays one readable line
+
+struct Step {
+  wire::GetRequest req;
+  GetContinuation next;
+  std::optional<Device> device;
+  std::optional<SystemInfo> system;
+  std::vector<Digest128> tried;       // keys that failed to materialize for this request
+  std::vector<std::string> failures;  // and why
+};
+
+// "The device" of a request (docs/providers.md): by index, or the local device whose own
+// compile target the explicit target is, else the device that target names.
+Result<Device> device_of(Daemon& d, const wire::GetRequest& req) {
+  if (!req.target.empty()) {
+    KC_TRY_ASSIGN(const Target target, parse_target(req.target));
+    const std::string canonical = target.str();
+    for (const DeviceInfo& dev : d.devices().devices())
+      if (dev.compile_target == canonical) return parse_device(dev.arch);
+    return parse_device(canonical);
+  }
+  if (!req.device) return make_error(Errc::invalid_argument, "neither a target nor a device");
+  KC_TRY_ASSIGN(const DeviceInfo* info, d.devices().at(*req.device));
+  return parse_device(info->arch);
+}
+
+std::string join_reasons(std::vector<std::string> reasons) {
+  std::string out;
+  for (std::size_t i = 0; i < reasons.size() && i < kMaxReasons; ++i)
+    out += (i == 0 ? "" : "; ") + reasons[i];
+  if (reasons.size() > kMaxReasons)
+    out += "; and " + std::to_string(reasons.size() - kMaxReasons) + " more";
+  return out;
+}
+
+bool serve_entry(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
+                 bool want_fd) {
+  if (!send_module(d, s, id, key, entry, wire::Origin::provider, want_fd).ok()) return false;
+  d.cache().mark_served(key, entry);
+  ++d.stats().provider_hits;
+  return true;
+}
+
+void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+             const std::shared_ptr<Step>& step) {
+  ProviderService& providers = d.providers();
+  const bool want_fd = (step->req.flags & wire::kGetWantFd) != 0;
+  providers::SelectQuery query{step->req.name, step->req.version, &*step->device,
+                               step->system ? &*step->system : nullptr, false};
+  const providers::ProviderChoice choice = providers::choose_providers(providers.table(), query);
+  for (const providers::Pick& pick : choice.ranked) {
+    const Digest128 key = providers.key_of(pick);
+    if (std::find(step->tried.begin(), step->tried.end(), key) != step->tried.end()) continue;
+    // A catalog entry whose file vanished is dropped by send_module: materialize it again.
+    if (Entry* e = d.cache().lookup(key); e != nullptr && serve_entry(d, *s, id, key, *e, want_fd))
+      return;
+    if (!s->acquire_slot()) {
+      s->reply_error(id, kGet, make_error(Errc::busy, "too many pending requests on this connection"));
+      return;
+    }
+    // The interim reply goes first: the outcome may arrive before materialize() returns.
+    std::string frame = wire::start_frame(32);
+    wire::encode_error(frame, make_error(Errc::in_progress, "materializing a provider module"));
+    s->reply(id, kGet, std::move(frame), wire::kFlagInterim);
+    std::weak_ptr<Session> weak = s;
+    providers.materialize(pick, /*urgent=*/true,
+                          [&d, weak, id, key, step, want_fd](const Result<Entry>& outcome) {
+                            auto session = weak.lock();
+                            if (!session) return;
+                            session->release_slot();
+                            if (outcome.ok()) {
+                              Entry* e = d.cache().lookup(key);
+                              if (e != nullptr && serve_entry(d, *session, id, key, *e, want_fd)) return;
+                            }
+                            step->tried.push_back(key);
+                            step->failures.push_back(outcome.ok() ? "module " + key.hex() + " vanished"
+                                                                  : outcome.error().message);
+                            attempt(d, session, id, step);
+                          });
+    return;
+  }
+  query.explain = true;
+  std::vector<std::string> reasons = std::move(step->failures);
+  for (std::string& r : providers::choose_providers(providers.table(), query).reasons)
+    reasons.push_back(std::move(r));
+  step->next(d, s, id, std::move(step->req), join_reasons(std::move(reasons)));
+}
+
+}  // namespace
+
+void serve_from_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
+                          wire::GetRequest req, GetContinuation next) {
+  if (req.version.empty() || !d.providers().enabled()) {
+    next(d, s, id, std::move(req), {});
+    return;
+  }
+  auto step = std::make_shared<Step>();
+  if (!req.system.empty()) {
+    auto system = providers::parse_system_json(req.system);
+    if (!system.ok()) {
+      s->reply_error(id, kGet, system.error());
+      return;
+    }
+    step->system = std::move(system).value();
+  }
+  auto device = device_of(d, req);
+  if (!device.ok()) {
+    next(d, s, id, std::move(req), {});  // the next steps report a bad target or device
+    return;
+  }
+  step->device = std::move(device).value();
+  step->req = std::move(req);
+  step->next = next;
+  std::weak_ptr<Session> weak = s;
+  d.providers().when_scanned([&d, weak, id, step] {
+    if (auto session = weak.lock()) attempt(d, session, id, step);
+  });
+}
+
+}  // namespace kcache::daemon

@@ -1,0 +1,181 @@
+// Every invalid provider shows its reason, and none hides the good ones; kcache-pack refuses
+// what the daemon would refuse and `kcache-pack verify` applies the daemon's rules.
+#include <filesystem>
+
+#include "test_providers_support.hpp"
+
+namespace kcache::test {
+namespace {
+
+namespace fs = std::filesystem;
+using ProviderValidation = ProviderFixture;
+
+json module_entry(const std::string& name, const std::string& file, const std::string& bytes,
+                  const std::string& compression = "none") {
+  return {{"name", name},
+          {"file", file},
+          {"target", "sm_90a"},
+          {"size", bytes.size()},
+          {"digest", digest_of(std::string_view(bytes)).hex()},
+          {"compression", compression}};
+}
+
+json manifest(const std::string& name, std::vector<json> modules) {
+  return {{"format", 1},        {"name", name},          {"package", "pkg"},
+          {"version", "1.0"},   {"backend", "cuda-13.0"}, {"targets", {"sm_90a"}},
+          {"modules", modules}};
+}
+
+TEST_F(ProviderValidation, EveryInvalidProviderShowsItsReasonAndNoneHidesTheOthers) {
+  const std::string cubin = cubin_bytes("sm_90a");
+  const auto put = [&](const std::string& dir, const json& m) {
+    write_file(root_ + "/" + dir + "/kcache-provider.json", m.dump());
+  };
+  // ../ in a path: refused by the manifest grammar.
+  put("traversal", manifest("traversal", {module_entry("k", "../outside.cubin", cubin)}));
+  // A symlink to a file outside the provider.
+  write_file(dir_ + "/outside.cubin", cubin);
+  fs::create_directories(root_ + "/symlink/sm_90a");
+  fs::create_symlink(dir_ + "/outside.cubin", root_ + "/symlink/sm_90a/k.cubin");
+  put("symlink", manifest("symlink", {module_entry("k", "sm_90a/k.cubin", cubin)}));
+  // Bytes that do not hash to the manifest's digest.
+  write_file(root_ + "/digest/k.cubin", cubin);
+  json wrong = module_entry("k", "k.cubin", cubin);
+  wrong["digest"] = digest_of(std::string_view("not these bytes")).hex();
+  put("digest", manifest("digest", {wrong}));
+  // A zstd frame of 16 MiB declared as 4 KiB.
+  const std::string small(4096, 'k');
+  write_file(root_ + "/bomb/k.cubin.zst", zstd(std::string(16u << 20, '\0')));
+  put("bomb", manifest("bomb", {module_entry("k", "k.cubin.zst", small, "zstd")}));
+  // PTX text where SASS is declared.
+  const std::string ptx = ptx_bytes("sm_90a");
+  write_file(root_ + "/ptx/k.cubin", ptx);
+  put("ptx", manifest("ptx", {module_entry("k", "k.cubin", ptx)}));
+  // An ELF for another machine.
+  std::string x86 = cubin;
+  x86[18] = 62;
+  x86[19] = 0;
+  write_file(root_ + "/machine/k.cubin", x86);
+  put("machine", manifest("machine", {module_entry("k", "k.cubin", x86)}));
+  // A manifest cut short.
+  write_file(root_ + "/truncated/k.cubin", cubin);
+  const std::string text = manifest("truncated", {module_entry("k", "k.cubin", cubin)}).dump();
+  write_file(root_ + "/truncated/kcache-provider.json", text.substr(0, text.size() - 20));
+  // A newer manifest format.
+  json newer = manifest("newer", {module_entry("k", "k.cubin", cubin)});
+  newer["format"] = 2;
+  write_file(root_ + "/newer/k.cubin", cubin);
+  put("newer", newer);
+  // One good and one bad module: the provider stays active for the good one.
+  write_file(root_ + "/mixed/good.cubin", cubin);
+  write_file(root_ + "/mixed/bad.cubin", ptx);
+  put("mixed", manifest("mixed", {module_entry("good", "good.cubin", cubin),
+                                  module_entry("bad", "bad.cubin", ptx)}));
+  // And a provider with nothing wrong.
+  write_file(root_ + "/fine/k.cubin", cubin);
+  put("fine", manifest("fine", {module_entry("k", "k.cubin", cubin)}));
+
+  start_with_devices("9.0");
+  const std::vector<std::tuple<std::string, std::string, std::string>> expected{
+      {"traversal", "rejected", "leaves the provider directory"},
+      {"symlink", "rejected", "resolves outside the provider directory"},
+      {"digest", "rejected", "digest mismatch"},
+      {"bomb", "rejected", "decompression bomb"},
+      {"ptx", "rejected", "PTX"},
+      {"machine", "rejected", "machine"},
+      {"truncated", "incomplete", "truncated"},
+      {"newer", "rejected", "unsupported manifest format 2"},
+      {"mixed", "active", "1 of 2 modules refused"},
+      {"fine", "active", ""},
+  };
+  for (const auto& [dir, state, reason] : expected) {
+    const json p = wait_for(root_ + "/" + dir, [&, &state = state, &reason = reason](const json& prov) {
+      return prov.value("state", "") == state &&
+             prov.value("reason", "").find(reason) != std::string::npos;
+    });
+    if (reason.empty()) {
+      EXPECT_EQ(p.value("reason", "?"), "") << dir;
+    }
+  }
+  const json mixed = wait_state(root_ + "/mixed", "active");
+  ASSERT_EQ(mixed["refused_modules"].size(), 1u);
+  EXPECT_EQ(mixed["refused_modules"][0]["name"], "bad");
+
+  // The human form lists every reason too.
+  const CommandResult human = kcachectl({"providers"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("digest mismatch"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("rejected"), std::string::npos) << human.out;
+
+  Client c = client();
+  Request r;
+  r.name = "k";
+  r.version = "1.0";
+  r.device = 0;
+  auto m = c.get(r);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->origin, Origin::provider);
+  EXPECT_EQ(m->key, provider_key("fine", "pkg", "1.0", "", "k", "sm_90a", cubin));
+  r.name = "good";
+  auto good = c.get(r);
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  r.name = "bad";
+  auto bad = c.get(r);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, Errc::not_found);
+  EXPECT_NE(bad.error().message.find("PTX"), std::string::npos) << bad.error().message;
+  // Nothing refused was ever published.
+  const CommandResult ls = kcachectl({"ls", "--json"});
+  EXPECT_EQ(json::parse(ls.out)["total"], 2) << ls.out;
+}
+
+TEST_F(ProviderValidation, PackRefusesPtxAndMismatchedTargets) {
+  const std::string ptx = dir_ + "/k.ptx";
+  write_file(ptx, ptx_bytes("sm_90a"));
+  const std::vector<std::string> common{"--name", "n", "--package", "p", "--version", "1.0",
+                                        "--backend", "cuda-13.0", "--out", dir_ + "/out"};
+  auto args = common;
+  args.push_back("sm_90a=" + ptx);
+  CommandResult r = pack(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("PTX"), std::string::npos) << r.err;
+  args = common;
+  args.insert(args.end(), {"--target", "sm_86", cubin_file("sm_80", "k")});
+  r = pack(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("sm_86"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ + "/out/kcache-provider.json"));
+  args = common;
+  args.push_back(cubin_file("sm_90a", "k"));  // no target
+  EXPECT_EQ(pack(args).exit_code, 2);
+}
+
+TEST_F(ProviderValidation, VerifyAppliesTheDaemonsRules) {
+  const std::string out = dir_ + "/out";
+  CommandResult r = pack({"--name", "n", "--package", "p", "--version", "1.0", "--backend",
+                          "cuda-13.0", "--out", out, "--compress", "none", "--target", "sm_90a",
+                          cubin_file("sm_90a", "alpha"), cubin_file("sm_90a", "beta")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = pack({"verify", out, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  json doc = json::parse(r.out);
+  EXPECT_TRUE(doc["ok"].get<bool>());
+  EXPECT_EQ(doc["modules"].size(), 2u);
+
+  // Flip one byte of one module: only that module fails, with the reason.
+  const std::string victim = out + "/sm_90a/beta.cubin";
+  std::string bytes = read_file(victim);
+  bytes[bytes.size() / 2] ^= 0x55;
+  fs::remove(victim);
+  write_file(victim, bytes);
+  r = pack({"verify", out, "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  doc = json::parse(r.out);
+  EXPECT_FALSE(doc["ok"].get<bool>());
+  EXPECT_EQ(doc["state"], "active");
+  EXPECT_TRUE(doc["modules"][0]["ok"].get<bool>());
+  EXPECT_NE(doc["modules"][1]["reason"].get<std::string>().find("digest mismatch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kcache::test
