@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -63,10 +64,17 @@ Status reply(int fd, std::uint32_t request_id, const Result<wire::CompileResult>
 
 }  // namespace
 
-int run_compile_worker(int fd) {
+int run_compile_worker(int fd, std::uint64_t memory_limit) {
   // Die with the daemon, even on kill -9: an orphaned compile is wasted work.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() == 1) return 1;
+  if (memory_limit != 0) {
+    // Address space, not RSS: a runaway compile fails its allocations (the compiler reports
+    // or aborts; the daemon names the limit) instead of pushing the host into the OOM killer.
+    const rlimit limit{memory_limit, memory_limit};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0)
+      spdlog::warn("compile worker: cannot set the memory limit: {}", std::strerror(errno));
+  }
   CompilerCache compilers;
   wire::FrameReader reader(kMaxJobFrame);
   // Leaves without unloading the compilers: NVRTC carries its own C++ runtime whose teardown

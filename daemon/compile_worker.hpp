@@ -12,7 +12,7 @@ namespace kcache::daemon {
 
 inline constexpr int kCompileWorkerFd = 3;
 
-int run_compile_worker(int fd);
+int run_compile_worker(int fd, std::uint64_t memory_limit);
 
 // kcached --probe-compiler BACKEND: loads the backend's compiler and prints one line,
 // "ok <identity>" or "unavailable <message>", to stdout. The daemon learns identities this way

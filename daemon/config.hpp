@@ -13,18 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "compile/request_rules.hpp"
 #include "kcache/result.hpp"
 
 namespace kcache::daemon {
-
-struct RequestLimits {
-  std::size_t max_name = 1024;
-  std::size_t max_source = 16u << 20;
-  std::size_t max_headers = 256;
-  std::size_t max_header_bytes = 16u << 20;
-  std::size_t max_options = 256;
-  std::size_t max_option_length = 4096;
-};
 
 struct DaemonConfig {
   std::string cache_dir;    // empty: default (see paths.hpp)
@@ -36,6 +28,8 @@ struct DaemonConfig {
   std::uint64_t max_size = 10ull << 30;
   std::size_t compile_workers = 0;  // 0: number of cores
   std::chrono::milliseconds compile_timeout{120'000};
+  std::uint64_t compile_memory_limit = 8ull << 30;   // RLIMIT_AS of a worker; 0: none
+  std::chrono::milliseconds compile_failure_ttl{60'000};  // failures answered from memory
   std::uint32_t max_frame = 64u << 20;
   std::size_t max_connections = 1024;
   std::size_t max_pending_per_client = 64;

@@ -95,12 +95,14 @@ Status Daemon::start() {
 
   WorkerPoolOptions pool_options;
   pool_options.executable = executable;
-  pool_options.extra_args = {"--log-level", config_.log_level};
+  pool_options.extra_args = {"--log-level", config_.log_level, "--compile-memory-limit",
+                             std::to_string(config_.compile_memory_limit)};
   pool_options.max_workers =
       config_.compile_workers != 0 ? config_.compile_workers : uv_available_parallelism();
   pool_options.timeout = config_.compile_timeout;
+  pool_options.memory_limit = config_.compile_memory_limit;
   pool_ = std::make_unique<WorkerPool>(&loop_, std::move(pool_options));
-  compiles_ = std::make_unique<CompileService>(*cache_, *pool_, stats_);
+  compiles_ = std::make_unique<CompileService>(*cache_, *pool_, stats_, config_.compile_failure_ttl);
   reconciler_ = std::make_unique<Reconciler>(&loop_, *cache_, *index_worker_);
   gc_ = std::make_unique<GarbageCollector>(&loop_, *cache_, *reconciler_, stats_, gc_policy(config_));
   // Crossing the high watermark is noticed where it happens: when a module is published.

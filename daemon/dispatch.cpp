@@ -19,6 +19,7 @@ constexpr Route kRoutes[] = {
     {wire::Opcode::reload, handle_reload},
     {wire::Opcode::providers, handle_providers},
     {wire::Opcode::prefetch, handle_prefetch},
+    {wire::Opcode::report, handle_report},
 };
 }  // namespace
 

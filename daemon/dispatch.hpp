@@ -35,6 +35,7 @@ void handle_devices(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std
 void handle_reload(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
 void handle_providers(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
 void handle_prefetch(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
+void handle_report(Daemon&, const std::shared_ptr<Session>&, std::uint32_t, std::string_view);
 
 // The module reply of `get` (get_handler.cpp), shared with the provider step: sends `entry`
 // under `key`; with want_fd it opens the file first, and a file that vanished drops the entry

@@ -6,7 +6,7 @@
 #include "daemon.hpp"
 #include "dispatch.hpp"
 #include "providers/provider_step.hpp"
-#include "request_limits.hpp"
+#include "compile/request_rules.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
 
@@ -122,6 +122,10 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
   if (req.key && !req.source) {
     if (Entry* e = d.cache().lookup(*req.key); e != nullptr && serve_hit(d, *s, id, *req.key, *e, want_fd))
       return;
+    if (auto failed = d.compiles().recent_failure(*req.key)) {
+      s->reply_error(id, kGet, *failed);  // no source round trip for a known-broken module
+      return;
+    }
     s->reply_error(id, kGet, make_error(Errc::need_source, "not cached; send the source"));
     return;
   }

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   if (args->exit_now) return args->exit_code;
   setup_logging(args->config.log_level, args->compile_worker ? "kcached-worker" : "kcached");
   if (!args->probe_compiler.empty()) return run_compiler_probe(args->probe_compiler);
-  if (args->compile_worker) return run_compile_worker(kCompileWorkerFd);
+  if (args->compile_worker) return run_compile_worker(kCompileWorkerFd, args->config.compile_memory_limit);
 
   auto daemon = Daemon::create(std::move(args->config));
   if (!daemon.ok()) {

@@ -41,6 +41,9 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   app.add_option("--max-size", max_size, "Cache size budget, e.g. 10G (default 10G)");
   app.add_option("--compile-workers", workers, "Concurrent compile worker processes (default: cores)");
   app.add_option("--compile-timeout", timeout, "Per-compile timeout, e.g. 120s (default 120s)");
+  std::string memory_limit, failure_ttl;
+  app.add_option("--compile-memory-limit", memory_limit, "Address-space limit of a compile worker, e.g. 8G (default 8G; 0: none)");
+  app.add_option("--compile-failure-ttl", failure_ttl, "How long a failed compile is answered from memory, e.g. 60s (default 60s; 0: never)");
   app.add_option("--max-frame", max_frame, "Largest accepted request payload (default 64M)");
   std::string gc_grace, socket_mode, socket_group, admin_group;
   app.add_option("--gc-grace", gc_grace, "Entries served within this period are never evicted (default 60s)");
@@ -70,6 +73,11 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   }
   if (parsed.compile_worker || !parsed.probe_compiler.empty()) {
     parsed.config.log_level = log_level.empty() ? "info" : log_level;
+    if (!memory_limit.empty()) {
+      auto v = parse_size(memory_limit);
+      if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-memory-limit: " + v.error().message);
+      parsed.config.compile_memory_limit = *v;
+    }
     return parsed;
   }
 
@@ -109,6 +117,18 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
     if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-timeout: " + v.error().message);
     if (v->count() < 1000) return make_error(Errc::invalid_argument, "--compile-timeout must be at least 1s");
     c.compile_timeout = *v;
+  }
+  if (!memory_limit.empty()) {
+    auto v = parse_size(memory_limit);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-memory-limit: " + v.error().message);
+    if (*v != 0 && *v < (256ull << 20))
+      return make_error(Errc::invalid_argument, "--compile-memory-limit must be 0 (none) or at least 256M");
+    c.compile_memory_limit = *v;
+  }
+  if (!failure_ttl.empty()) {
+    auto v = parse_duration(failure_ttl);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-failure-ttl: " + v.error().message);
+    c.compile_failure_ttl = *v;
   }
   if (!max_frame.empty()) {
     auto v = parse_size(max_frame);

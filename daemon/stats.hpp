@@ -18,6 +18,12 @@ struct Stats {
   std::uint64_t provider_hits = 0;
   std::uint64_t dedup_waits = 0;
   std::uint64_t evictions = 0;
+  std::uint64_t compile_timeouts = 0;   // compiles killed at compile.timeout
+  std::uint64_t compiler_crashes = 0;   // workers that died on a signal mid-compile
+  std::uint64_t failure_cache_hits = 0; // askers answered from a recent failure, no compile
+  std::uint64_t compile_ms_sum = 0;     // wall time of every compile, worker start to result
+  std::uint64_t compile_ms_max = 0;
+  std::uint64_t client_fallbacks = 0;   // in-process compiles clients reported (report op)
 
   template <class F>
   void for_each(F&& f) const {
@@ -42,6 +48,12 @@ struct Stats {
     f("provider_hits", s.provider_hits);
     f("dedup_waits", s.dedup_waits);
     f("evictions", s.evictions);
+    f("compile_timeouts", s.compile_timeouts);
+    f("compiler_crashes", s.compiler_crashes);
+    f("failure_cache_hits", s.failure_cache_hits);
+    f("compile_ms_sum", s.compile_ms_sum);
+    f("compile_ms_max", s.compile_ms_max);
+    f("client_fallbacks", s.client_fallbacks);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "channel.hpp"
+#include "common/units.hpp"
 #include "wire/frame.hpp"
 
 namespace kcache::daemon {
@@ -37,6 +38,7 @@ class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from
 
  private:
   void on_exit(std::int64_t exit_status, int term_signal);
+  std::string crash_hint(int term_signal) const;
   void finish(Result<wire::CompileResult> result);
 
   WorkerPool& pool_;
@@ -136,6 +138,19 @@ void WorkerPool::Worker::on_closed(const std::string& reason) {
   kill();
 }
 
+// What commonly makes a compiler die on a signal, said where it applies: an allocation
+// refused under the memory limit aborts, and a compiler older than the processor it is
+// asked for (Debian's hiprtc 5.2 and gfx942, for one) crashes in its back end.
+std::string WorkerPool::Worker::crash_hint(int term_signal) const {
+  std::string hint;
+  if (pool_.options_.memory_limit != 0 && (term_signal == SIGABRT || term_signal == SIGSEGV))
+    hint += "; out of memory under compile.memory_limit (" +
+            format_size(pool_.options_.memory_limit) + ") ends this way";
+  if (current_->job.backend == "hip")
+    hint += "; so does a hiprtc that predates " + current_->job.target;
+  return hint;
+}
+
 void WorkerPool::Worker::on_exit(std::int64_t exit_status, int term_signal) {
   auto self = shared_from_this();  // the pool drops its reference below
   exited_ = true;
@@ -147,7 +162,8 @@ void WorkerPool::Worker::on_exit(std::int64_t exit_status, int term_signal) {
                                            " s (" + what + ")"));
     } else if (term_signal != 0) {
       finish(make_error(Errc::compiler_failure, "compiler crashed (signal " +
-                                                    std::to_string(term_signal) + ") compiling " + what));
+                                                    std::to_string(term_signal) + ") compiling " +
+                                                    what + crash_hint(term_signal)));
     } else {
       finish(make_error(Errc::compiler_failure, "compile worker exited with status " +
                                                     std::to_string(exit_status) + " compiling " + what));

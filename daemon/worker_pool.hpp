@@ -30,6 +30,7 @@ struct WorkerPoolOptions {
   std::vector<std::string> extra_args; // passed to every worker (log level, limits)
   std::size_t max_workers = 1;
   std::chrono::milliseconds timeout{120'000};
+  std::uint64_t memory_limit = 0;  // the workers' RLIMIT_AS (named in crash messages)
 };
 
 class WorkerPool {

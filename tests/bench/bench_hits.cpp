@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   }
   kcache::ClientOptions opts;
   opts.socket_path = socket;
+  opts.fallback = false;  // measure the daemon
   auto client = kcache::Client::open(opts);
   if (!client.ok()) {
     std::fprintf(stderr, "kcache-bench-hits: %s\n", client.error().message.c_str());

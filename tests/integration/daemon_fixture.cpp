@@ -183,6 +183,7 @@ Client DaemonFixture::client(std::chrono::milliseconds request_timeout) {
   ClientOptions o;
   o.socket_path = socket_;
   o.request_timeout = request_timeout;
+  o.fallback = false;  // daemon tests see the daemon's answers; fallback tests opt in
   auto c = Client::open(o);
   EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
   return std::move(c).value();

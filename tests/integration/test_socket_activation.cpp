@@ -101,6 +101,7 @@ class SocketActivation : public ::testing::Test {
   Result<Client> connect() {
     ClientOptions o;
     o.socket_path = socket_;
+    o.fallback = false;  // the daemon's answers, not the client's
     o.request_timeout = std::chrono::seconds(20);
     return Client::open(o);
   }

@@ -1,5 +1,6 @@
 // kcachectl status — the daemon's status document, for humans or verbatim as JSON.
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "output.hpp"
@@ -49,6 +50,15 @@ void print_providers(const Json& providers) {
   print_table(rows, "  ");
 }
 
+std::string ms_text(const Json& ms) {
+  if (!ms.is_number_unsigned()) return "-";
+  const auto v = ms.get<std::uint64_t>();
+  if (v < 1000) return std::to_string(v) + " ms";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(v) / 1000.0);
+  return buf;
+}
+
 void print_status(const Json& s) {
   const Json& uptime = field(s, "uptime_s");
   const Json& cache = field(s, "cache");
@@ -74,8 +84,20 @@ void print_status(const Json& s) {
             << " dedup waits\n";
   std::cout << "Compiles:   " << stat("compiles") << " done, " << stat("compile_failures")
             << " failed, " << text(field(s, "inflight_compiles")) << " in flight\n";
+  std::cout << "            " << stat("compile_timeouts") << " timed out, "
+            << stat("compiler_crashes") << " crashed, " << stat("failure_cache_hits")
+            << " answered from recent failures, " << stat("client_fallbacks")
+            << " client fallbacks\n";
+  std::cout << "            compile time " << ms_text(field(stats, "compile_ms_sum")) << " total, "
+            << ms_text(field(stats, "compile_ms_max")) << " longest\n";
   std::cout << "Evictions:  " << stat("evictions") << '\n';
   print_providers(field(s, "providers"));
+  const Json& prefetch = field(s, "prefetch");
+  if (prefetch.is_object())
+    std::cout << "Prefetch:   " << text(field(prefetch, "done")) << " done ("
+              << size_text(field(prefetch, "bytes")) << "), " << text(field(prefetch, "failed"))
+              << " failed, " << text(field(prefetch, "running")) << " running, "
+              << text(field(prefetch, "queued")) << " queued\n";
 }
 
 }  // namespace

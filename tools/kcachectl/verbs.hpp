@@ -33,6 +33,9 @@ struct Context {
       std::chrono::milliseconds patience = std::chrono::milliseconds(0)) const {
     kcache::ClientOptions options;
     options.socket_path = socket;
+    // An operator's tool reports the daemon's state; an in-process compile would hide it
+    // (and its temp file would go with this process).
+    options.fallback = false;
     options.request_timeout = patience;
     options.compile_timeout = patience;
     return kcache::Client::open(options);

@@ -56,8 +56,16 @@ typedef struct kcache_client_options {
   uint32_t connect_timeout_ms; /* how long to keep trying to reach the daemon (default 2000) */
   uint32_t request_timeout_ms; /* per request, until an answer or in_progress (default 10000) */
   uint32_t compile_timeout_ms; /* waiting on a compile once in progress (default 300000) */
-  uint32_t flags;              /* reserved, 0 */
+  uint32_t flags;              /* KCACHE_CLIENT_FALLBACK, or 0 */
 } kcache_client_options;
+
+/* When kcached cannot be reached or a timeout above expires, compile requests that carry a
+ * source and an explicit target in this process instead: same compiler search, key and rules
+ * as the daemon; the module lands in a private directory of this process (removed by
+ * kcache_client_free), never in the daemon's cache, with origin KCACHE_ORIGIN_FALLBACK. The
+ * daemon is told how many such compiles happened once it is reachable again. Off by default
+ * in the C API, on by default in the C++ API (kcache::ClientOptions::fallback). */
+#define KCACHE_CLIENT_FALLBACK 0x1u
 
 typedef struct kcache_header {
   const char* name; /* the name the source #includes */
@@ -86,7 +94,8 @@ typedef struct kcache_request {
 typedef enum kcache_origin {
   KCACHE_ORIGIN_PROVIDER = 0, /* served from a provider artifact */
   KCACHE_ORIGIN_HIT = 1,      /* already in the cache */
-  KCACHE_ORIGIN_COMPILED = 2  /* compiled for this request (or a concurrent identical one) */
+  KCACHE_ORIGIN_COMPILED = 2, /* compiled for this request (or a concurrent identical one) */
+  KCACHE_ORIGIN_FALLBACK = 3  /* compiled in this process: kcached was unreachable or slow */
 } kcache_origin;
 
 typedef struct kcache_module {
@@ -139,6 +148,7 @@ typedef struct kcache_client_stats {
   uint64_t key_lookups; /* key-only lookups sent (the source stayed home) */
   uint64_t need_source; /* key-only lookups that missed, so the source was sent */
   uint64_t timeouts;    /* requests that failed with KCACHE_ETIMEDOUT */
+  uint64_t fallbacks;   /* in-process compiles (KCACHE_CLIENT_FALLBACK) */
 } kcache_client_stats;
 
 KCACHE_API void kcache_client_stats_init(kcache_client_stats* stats);

@@ -64,6 +64,7 @@ enum class Origin : int {
   provider = KCACHE_ORIGIN_PROVIDER,  // served from a provider artifact
   hit = KCACHE_ORIGIN_HIT,            // already in the cache
   compiled = KCACHE_ORIGIN_COMPILED,  // compiled for this request (or joined that compile)
+  fallback = KCACHE_ORIGIN_FALLBACK,  // compiled in this process: kcached unreachable or slow
 };
 
 // "provider", "hit" or "compiled", as in JSON and logs.
@@ -75,6 +76,8 @@ constexpr const char* origin_name(Origin origin) noexcept {
       return "hit";
     case Origin::compiled:
       return "compiled";
+    case Origin::fallback:
+      return "fallback";
   }
   return "unknown";
 }
@@ -84,6 +87,8 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{0};  // 0: the library default (2 s)
   std::chrono::milliseconds request_timeout{0};  // 0: the library default (10 s)
   std::chrono::milliseconds compile_timeout{0};  // 0: the library default (300 s)
+  // Compile in-process when kcached is unreachable or a timeout expires (KCACHE_CLIENT_FALLBACK).
+  bool fallback = true;
 };
 
 struct Header {
@@ -120,6 +125,7 @@ struct ClientStats {
   std::uint64_t key_lookups = 0;
   std::uint64_t need_source = 0;
   std::uint64_t timeouts = 0;
+  std::uint64_t fallbacks = 0;
 };
 
 namespace detail {
@@ -154,6 +160,7 @@ class Client {
     set(o.connect_timeout_ms, options.connect_timeout);
     set(o.request_timeout_ms, options.request_timeout);
     set(o.compile_timeout_ms, options.compile_timeout);
+    if (options.fallback) o.flags |= KCACHE_CLIENT_FALLBACK;
     kcache_client* handle = nullptr;
     const int rc = kcache_client_new(&o, &handle);
     if (rc != KCACHE_OK)
@@ -237,7 +244,8 @@ class Client {
     kcache_client_stats s;
     kcache_client_stats_init(&s);
     kcache_client_get_stats(handle_.get(), &s);
-    return {s.requests, s.connects, s.reconnects, s.key_lookups, s.need_source, s.timeouts};
+    return {s.requests,    s.connects, s.reconnects, s.key_lookups,
+            s.need_source, s.timeouts, s.fallbacks};
   }
 
   // The C handle, for code that mixes both APIs; still owned by this Client.

@@ -151,6 +151,8 @@ kcache_origin to_origin(kcache::wire::Origin o) noexcept {
       return KCACHE_ORIGIN_HIT;
     case kcache::wire::Origin::compiled:
       return KCACHE_ORIGIN_COMPILED;
+    case kcache::wire::Origin::fallback:
+      return KCACHE_ORIGIN_FALLBACK;
   }
   return KCACHE_ORIGIN_HIT;
 }
@@ -225,7 +227,7 @@ int kcache_client_new(const kcache_client_options* options, kcache_client** clie
     kcache_client_options defaults;
     kcache_client_options_init(&defaults);
     if (options == nullptr) options = &defaults;
-    if (!sized(options) || options->flags != 0) return KCACHE_EINVAL;
+    if (!sized(options) || (options->flags & ~KCACHE_CLIENT_FALLBACK) != 0) return KCACHE_EINVAL;
     kcache::client::Config config;
     if (options->socket_path != nullptr) config.socket_path = options->socket_path;
     // 0 means "the default", so a zero-filled struct behaves like an initialized one.
@@ -233,6 +235,7 @@ int kcache_client_new(const kcache_client_options* options, kcache_client** clie
     config.timeouts.connect = or_default(options->connect_timeout_ms, d.connect);
     config.timeouts.request = or_default(options->request_timeout_ms, d.request);
     config.timeouts.compile = or_default(options->compile_timeout_ms, d.compile);
+    config.fallback = (options->flags & KCACHE_CLIENT_FALLBACK) != 0;
     *client = new kcache_client(std::move(config));
     return KCACHE_OK;
   });
@@ -303,6 +306,7 @@ int kcache_client_get_stats(kcache_client* client, kcache_client_stats* stats) {
   stats->key_lookups = s.key_lookups;
   stats->need_source = s.need_source;
   stats->timeouts = s.timeouts;
+  stats->fallbacks = s.fallbacks;
   return KCACHE_OK;
 }
 

@@ -1,6 +1,7 @@
 #include "client/client.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <utility>
 
@@ -12,6 +13,17 @@ namespace kcache::client {
 namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// After the daemon was unreachable, fallback gets skip it this long rather than each wait
+// out the connect timeout; then the next get tries it again.
+constexpr auto kDaemonRetryAfter = std::chrono::seconds(1);
+
+std::int64_t now_ticks() noexcept {
+  return std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+// Only a request that names its target and brings its source can be compiled here.
+bool can_fall_back(const GetParams& p) noexcept { return p.source && !p.target.empty(); }
 
 bool same_daemon(const wire::HelloReply& a, const wire::HelloReply& b) {
   const auto same_compiler = [](const wire::CompilerInfo& x, const wire::CompilerInfo& y) {
@@ -116,7 +128,44 @@ std::uint64_t Client::observe_hello(const wire::HelloReply& hello) {
 
 Result<GetResult> Client::get(const GetParams& params) {
   counters_.requests.fetch_add(1, kRelaxed);
-  return with_connection(true, [&](Connection& conn) { return get_on(conn, params); });
+  const bool may_fall_back = config_.fallback && can_fall_back(params);
+  if (may_fall_back && now_ticks() < daemon_down_until_.load(kRelaxed))
+    return fall_back(params, make_error(Errc::disconnected, "kcached was unreachable moments ago"));
+  auto result = with_connection(true, [&](Connection& conn) { return get_on(conn, params); });
+  if (result.ok()) {
+    if (report_due_.load(kRelaxed) && report_due_.exchange(false)) report_fallbacks();
+    return result;
+  }
+  const Errc code = result.error().code;
+  if (!may_fall_back || (code != Errc::disconnected && code != Errc::timeout)) return result;
+  if (code == Errc::disconnected)
+    daemon_down_until_.store(
+        now_ticks() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(kDaemonRetryAfter)
+                          .count(),
+        kRelaxed);
+  return fall_back(params, result.error());
+}
+
+Result<GetResult> Client::fall_back(const GetParams& params, const Error& why) {
+  auto compiled = fallback_.compile(params);
+  if (compiled.ok()) {
+    report_due_.store(true, kRelaxed);
+    return compiled;
+  }
+  Error e = std::move(compiled).error();
+  e.message = why.message + "; compiling in-process instead failed: " + e.message;
+  return e;
+}
+
+void Client::report_fallbacks() {
+  const FallbackReport r = fallback_.take_unreported();
+  if (r.compiles == 0) return;
+  const std::string json = "{\"fallbacks\":" + std::to_string(r.compiles) +
+                           ",\"compile_ms\":" + std::to_string(r.compile_ms) + "}";
+  if (!control("report", json).ok()) {
+    fallback_.restore_unreported(r);  // told next time
+    report_due_.store(true, kRelaxed);
+  }
 }
 
 Result<GetResult> Client::get_on(Connection& conn, const GetParams& p) {
@@ -183,7 +232,8 @@ Result<std::string> Client::control(std::string_view operation, std::string_view
 Stats Client::stats() const noexcept {
   return Stats{counters_.requests.load(kRelaxed),    counters_.connects.load(kRelaxed),
                counters_.reconnects.load(kRelaxed),  counters_.key_lookups.load(kRelaxed),
-               counters_.need_source.load(kRelaxed), counters_.timeouts.load(kRelaxed)};
+               counters_.need_source.load(kRelaxed), counters_.timeouts.load(kRelaxed),
+               fallback_.total()};
 }
 
 }  // namespace kcache::client

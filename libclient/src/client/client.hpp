@@ -13,6 +13,12 @@
 //    the full request on the same connection.
 //  * A new connection whose hello differs from the last one seen (a different daemon) starts
 //    a new generation and forgets the learned targets.
+//  * With Config::fallback, a get that fails because the daemon cannot be reached
+//    (Errc::disconnected) or a timeout expired, and that carries a source and an explicit
+//    target, is compiled in-process (client/fallback.hpp). After an unreachable daemon, gets
+//    go straight to the fallback for kDaemonRetryAfter instead of waiting out the connect
+//    timeout each time. Fallback compiles are reported to the daemon (`report`) after the
+//    next request it answers.
 //  * control() accepts the operations of schema/wire_v1.def that exchange JSON (every opcode
 //    except hello, get and compile); another name is Errc::invalid_argument naming it.
 #pragma once
@@ -25,6 +31,7 @@
 #include <string_view>
 
 #include "client/connection.hpp"
+#include "client/fallback.hpp"
 #include "client/get.hpp"
 #include "client/pool.hpp"
 #include "client/targets.hpp"
@@ -36,6 +43,7 @@ namespace kcache::client {
 struct Config {
   std::string socket_path;  // empty: discovery (common/paths.hpp)
   Timeouts timeouts;
+  bool fallback = false;  // compile in-process when the daemon is unreachable or slow
 };
 
 struct Stats {
@@ -45,6 +53,7 @@ struct Stats {
   std::uint64_t key_lookups = 0;
   std::uint64_t need_source = 0;
   std::uint64_t timeouts = 0;
+  std::uint64_t fallbacks = 0;
 };
 
 class Client {
@@ -68,6 +77,8 @@ class Client {
   Result<std::unique_ptr<Connection>> open_connection();
   std::uint64_t observe_hello(const wire::HelloReply& hello);
   Result<GetResult> get_on(Connection& conn, const GetParams& params);
+  Result<GetResult> fall_back(const GetParams& params, const Error& why);
+  void report_fallbacks();
 
   const Config config_;
   ConnectionPool pool_;
@@ -76,6 +87,10 @@ class Client {
   std::unique_ptr<wire::HelloReply> last_hello_;
   std::uint64_t generation_ = 0;
   Counters counters_;
+  Fallback fallback_;
+  // steady_clock ticks until which the daemon is taken as down (fallback clients only).
+  std::atomic<std::int64_t> daemon_down_until_{0};
+  std::atomic<bool> report_due_{false};  // fallback compiles the daemon was not told of
 };
 
 }  // namespace kcache::client

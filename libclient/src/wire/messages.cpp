@@ -150,6 +150,7 @@ const char* origin_name(Origin o) noexcept {
     case Origin::provider: return "provider";
     case Origin::hit: return "hit";
     case Origin::compiled: return "compiled";
+    case Origin::fallback: return "fallback";
   }
   return "unknown";
 }

@@ -60,7 +60,8 @@ struct GetRequest {
   std::string system;                 // variant facts (JSON), may be empty
 };
 
-enum class Origin : std::uint8_t { provider, hit, compiled };
+// `fallback` never crosses the wire: libkcache compiled in-process (client/fallback.hpp).
+enum class Origin : std::uint8_t { provider, hit, compiled, fallback };
 const char* origin_name(Origin o) noexcept;
 std::optional<Origin> parse_origin(std::string_view s) noexcept;
 

@@ -146,7 +146,7 @@ TEST(ClientApi, OptionsInitSetsTheDocumentedDefaults) {
 TEST(ClientApi, ClientNewRejectsReservedFlagsAndUnsizedOptions) {
   kcache_client_options o;
   kcache_client_options_init(&o);
-  o.flags = 1;
+  o.flags = KCACHE_CLIENT_FALLBACK << 1;  // the first flag not defined
   kcache_client* c = nullptr;
   EXPECT_EQ(kcache_client_new(&o, &c), KCACHE_EINVAL);
   o.flags = 0;

@@ -16,6 +16,7 @@ class CppClientTest : public ClientTest {
   kcache::Client open() {
     ClientOptions o;
     o.socket_path = daemon.path();
+    o.fallback = false;  // the scripted daemon's answers, not an in-process compile
     o.request_timeout = Ms(5000);
     auto c = kcache::Client::open(o);
     EXPECT_TRUE(c.ok());

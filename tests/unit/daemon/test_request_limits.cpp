@@ -1,4 +1,4 @@
-#include "request_limits.hpp"
+#include "compile/request_rules.hpp"
 
 #include <gtest/gtest.h>
 

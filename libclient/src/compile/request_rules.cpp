@@ -1,10 +1,10 @@
-#include "request_limits.hpp"
+#include "compile/request_rules.hpp"
 
 #include <algorithm>
 #include <set>
 #include <string_view>
 
-namespace kcache::daemon {
+namespace kcache {
 
 namespace {
 Error too_large(const std::string& what, std::size_t value, std::size_t limit) {
@@ -79,4 +79,4 @@ Status check_compile_options(std::span<const std::string> options) {
   return {};
 }
 
-}  // namespace kcache::daemon
+}  // namespace kcache

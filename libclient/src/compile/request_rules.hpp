@@ -1,4 +1,5 @@
-// request_limits.hpp — what a get request may contain (DESIGN §9).
+// compile/request_rules.hpp — what a compile request may contain (DESIGN §9): the daemon
+// checks every get with it, and libkcache's in-process fallback applies the same rules.
 //
 // Contract: check_request_limits fails with Errc::too_large naming the limit and the value
 // (name length, source size, header count and bytes, option count and length) or
@@ -10,13 +11,22 @@
 #include <span>
 #include <string>
 
-#include "config.hpp"
 #include "kcache/result.hpp"
 #include "wire/messages.hpp"
 
-namespace kcache::daemon {
+namespace kcache {
+
+struct RequestLimits {
+  std::size_t max_name = 1024;
+  std::size_t max_source = 16u << 20;
+  std::size_t max_headers = 256;
+  std::size_t max_header_bytes = 16u << 20;
+  std::size_t max_options = 256;
+  std::size_t max_option_length = 4096;
+};
+
 
 Status check_request_limits(const wire::GetRequest& request, const RequestLimits& limits);
 Status check_compile_options(std::span<const std::string> options);
 
-}  // namespace kcache::daemon
+}  // namespace kcache

@@ -1,0 +1,166 @@
+// The compile service under hostile compiles: timeouts, crashes, the memory limit, binaries
+// for the wrong target, broken sources asked for by many workers at once. The misbehaving
+// compiles come from tests/fakes/fake_nvrtc.c (NVRTC's ABI, injected with
+// KCACHE_NVRTC_LIBRARY); everything else it hands to the real NVRTC.
+#include <chrono>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "daemon_fixture.hpp"
+
+namespace kcache::test {
+namespace {
+
+using CompileHardening = DaemonFixture;
+
+const std::string kFakeNvrtc = std::string("KCACHE_NVRTC_LIBRARY=") + FAKE_NVRTC_PATH;
+
+Request cuda_request(const std::string& name, const std::string& source) {
+  Request r;
+  r.name = name;
+  r.target = "sm_90a";
+  r.source = source;
+  return r;
+}
+
+std::string marked(const char* marker, int salt = 0) {
+  return "// " + std::string(marker) + "\n" + cuda_source(salt);
+}
+
+TEST_F(CompileHardening, HangingCompileIsCutAtTheTimeoutAndTheNextIsServed) {
+  start({"--compile-timeout", "2s", "--compile-workers", "1"}, {kFakeNvrtc});
+  Client c = client();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto hung = c.get(cuda_request("hangs", marked("KCACHE_FAKE_HANG")));
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(hung.ok());
+  EXPECT_EQ(hung.error().code, Errc::timeout);
+  EXPECT_NE(hung.error().message.find("compile timed out after 2 s"), std::string::npos)
+      << hung.error().message;
+  EXPECT_GE(waited, std::chrono::seconds(2));
+  EXPECT_LT(waited, std::chrono::seconds(20));
+
+  auto next = c.get(cuda_request("fine", cuda_source(1)));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->origin, Origin::compiled);
+  EXPECT_EQ(stat("compile_timeouts"), 1u);
+  EXPECT_GE(stat("compile_ms_max"), 2000u);
+}
+
+TEST_F(CompileHardening, CrashingCompilerFailsOnlyItsAskersWhileOthersCompile) {
+  start({"--compile-workers", "2"}, {kFakeNvrtc});
+  Client c = client();
+  std::optional<Result<Module>> good;
+  std::thread other([&] { good = c.get(cuda_request("fine", marked("KCACHE_FAKE_SLOW", 2))); });
+  auto crashed = c.get(cuda_request("crashes", marked("KCACHE_FAKE_CRASH")));
+  other.join();
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.error().code, Errc::compiler_failure);
+  EXPECT_NE(crashed.error().message.find("compiler crashed (signal 11)"), std::string::npos)
+      << crashed.error().message;
+  ASSERT_TRUE(good.has_value());
+  ASSERT_TRUE(good->ok()) << good->error().message;
+
+  // The worker was replaced: the daemon compiles on.
+  auto after = c.get(cuda_request("after", cuda_source(3)));
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(stat("compiler_crashes"), 1u);
+}
+
+TEST_F(CompileHardening, RunawayCompileEndsAtTheMemoryLimitWithTheLimitNamed) {
+  start({"--compile-memory-limit", "1G", "--compile-workers", "1"}, {kFakeNvrtc});
+  Client c = client();
+  auto hog = c.get(cuda_request("hog", marked("KCACHE_FAKE_HOG")));
+  ASSERT_FALSE(hog.ok());
+  EXPECT_EQ(hog.error().code, Errc::compiler_failure);
+  EXPECT_NE(hog.error().message.find("compiler crashed (signal 6)"), std::string::npos)
+      << hog.error().message;
+  EXPECT_NE(hog.error().message.find("compile.memory_limit (1.0 GiB)"), std::string::npos)
+      << hog.error().message;
+  auto next = c.get(cuda_request("fine", cuda_source(4)));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+}
+
+TEST_F(CompileHardening, BinaryForAnotherTargetIsRefusedAndNothingIsPublished) {
+  start({}, {kFakeNvrtc});
+  Client c = client();
+  auto wrong = c.get(cuda_request("wrong", marked("KCACHE_FAKE_WRONG_TARGET")));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code, Errc::corrupt);
+  EXPECT_NE(wrong.error().message.find("sm_90a"), std::string::npos) << wrong.error().message;
+  EXPECT_NE(wrong.error().message.find("sm_80"), std::string::npos) << wrong.error().message;
+  EXPECT_EQ(status()["cache"]["entries"].get<int>(), 0);
+}
+
+TEST_F(CompileHardening, SixtyFourAskersOfABrokenSourceCauseOneCompile) {
+  start();
+  Client c = client();
+  const std::string broken = "__global__ void k() { this is not cuda; }";
+  constexpr int kAskers = 64;
+  std::vector<std::optional<Result<Module>>> results(kAskers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kAskers; ++i)
+    threads.emplace_back([&, i] { results[i] = c.get(cuda_request("broken", broken)); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.has_value());
+    ASSERT_FALSE(r->ok());
+    EXPECT_EQ(r->error().code, Errc::compile_error);
+    EXPECT_NE(r->error().log.find("error"), std::string::npos) << r->error().log;
+  }
+  EXPECT_EQ(stat("compiles"), 1u);
+
+  // Asked again within the failure TTL: the same error and log, no compile.
+  auto again = c.get(cuda_request("broken", broken));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, Errc::compile_error);
+  EXPECT_NE(again.error().message.find("recent failure"), std::string::npos)
+      << again.error().message;
+  EXPECT_FALSE(again.error().log.empty());
+  EXPECT_EQ(stat("compiles"), 1u);
+  EXPECT_GE(stat("failure_cache_hits"), 1u);
+}
+
+TEST_F(CompileHardening, RememberedFailureExpiresAfterItsTtl) {
+  start({"--compile-failure-ttl", "1s"});
+  Client c = client();
+  const std::string broken = "__global__ void k() { nope }";
+  ASSERT_FALSE(c.get(cuda_request("broken", broken)).ok());
+  ASSERT_FALSE(c.get(cuda_request("broken", broken)).ok());
+  EXPECT_EQ(stat("compiles"), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_FALSE(c.get(cuda_request("broken", broken)).ok());
+  EXPECT_EQ(stat("compiles"), 2u);
+}
+
+TEST_F(CompileHardening, HipTargetsCompileOrFailNamingTheTarget) {
+  start();
+  Client c = client();
+  const std::string source = hip_source(5);  // the request only views it
+  for (const char* target : {"gfx90a", "gfx942"}) {
+    Request r;
+    r.name = "scale";
+    r.target = target;
+    r.source = source;
+    auto m = c.get(r);
+    if (!m.ok() && m.error().code == Errc::unavailable) GTEST_SKIP() << m.error().message;
+    if (m.ok()) {
+      EXPECT_EQ(m->target, target);
+      EXPECT_NE(m->path.find(".hsaco"), std::string::npos);
+      continue;
+    }
+    // Debian bookworm's hiprtc (ROCm 5.2) predates gfx942 and crashes on it: the error must
+    // say so, and the daemon must serve on.
+    EXPECT_STRNE(target, "gfx90a") << m.error().message;
+    EXPECT_EQ(m.error().code, Errc::compiler_failure);
+    EXPECT_NE(m.error().message.find(std::string("predates ") + target), std::string::npos)
+        << m.error().message;
+    std::printf("[   NOTE   ] %s: %s\n", target, m.error().message.c_str());
+  }
+  auto still = c.get(cuda_request("fine", cuda_source(6)));
+  EXPECT_TRUE(still.ok()) << still.error().message;
+}
+
+}  // namespace
+}  // namespace kcache::test
