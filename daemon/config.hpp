@@ -24,6 +24,7 @@ struct DaemonConfig {
   std::string config_file;
   std::optional<std::vector<std::string>> devices;  // set: replaces GPU discovery
   std::vector<std::string> provider_roots;          // watched for provider directories
+  std::vector<std::string> include_roots;           // header directories compiles may use
   std::string log_level = "info";
   std::uint64_t max_size = 10ull << 30;
   std::size_t compile_workers = 0;  // 0: number of cores

@@ -84,6 +84,18 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
     c.provider_roots = std::move(roots);
     return {};
   }
+  if (key == "include_roots") {
+    const auto* arr = node.as_array();
+    if (arr == nullptr) return bad(path, key, "expected an array of directories");
+    std::vector<std::string> roots;
+    for (const auto& item : *arr) {
+      auto s = item.value<std::string>();
+      if (!s || s->empty() || !s->starts_with('/')) return bad(path, key, "expected an array of absolute directories");
+      roots.push_back(*s);
+    }
+    c.include_roots = std::move(roots);
+    return {};
+  }
   if (key == "compile.workers") { KC_TRY_ASSIGN(c.compile_workers, count_value(path, key, node)); return {}; }
   if (key == "compile.timeout") { KC_TRY_ASSIGN(c.compile_timeout, duration_value(path, key, node)); return {}; }
   if (key == "compile.memory_limit") { KC_TRY_ASSIGN(c.compile_memory_limit, size_value(path, key, node)); return {}; }

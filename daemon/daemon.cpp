@@ -82,6 +82,11 @@ Status Daemon::start() {
   std::size_t exe_len = sizeof exe_buf;
   if (const int rc = uv_exepath(exe_buf, &exe_len); rc != 0) return uv_error("uv_exepath", rc);
   const std::string executable(exe_buf, exe_len);
+  KC_TRY_ASSIGN(include_roots_, IncludeRoots::scan(config_.include_roots));
+  for (const auto& root : include_roots_.roots()) spdlog::info("include root: {}", root);
+  if (!include_roots_.empty())
+    spdlog::info("include roots: {} files, {} (in every key:{})", include_roots_.files(),
+                 format_size(include_roots_.bytes()), include_roots_.key_suffix());
   compilers_ = CompilerRegistry::probe(executable);
   for (const auto& c : compilers_.all()) {
     if (c.available) spdlog::info("{} compiler: {}", c.backend, c.identity);
@@ -244,6 +249,7 @@ nlohmann::json Daemon::status() const {
                                    {"running", pool_->running()},
                                    {"queued", pool_->queued()}}},
               {"compilers", std::move(compilers)},
+              {"include_roots", include_roots_.roots()},
               {"sessions", server_->sessions()},
               {"reconciled", reconciler_->startup_done()},
               {"index", {{"schema_version", Index::latest_schema_version()}}}};

@@ -25,6 +25,7 @@
 #include "cache_lock.hpp"
 #include "compile_service.hpp"
 #include "compilers.hpp"
+#include "include_roots.hpp"
 #include "config.hpp"
 #include "devices.hpp"
 #include "gc.hpp"
@@ -63,6 +64,7 @@ class Daemon {
   Stats& stats() noexcept { return stats_; }
   const DeviceTable& devices() const noexcept { return devices_; }
   const CompilerRegistry& compilers() const noexcept { return compilers_; }
+  const IncludeRoots& include_roots() const noexcept { return include_roots_; }
   IndexWorker& index() noexcept { return *index_worker_; }
   Reconciler& reconciler() noexcept { return *reconciler_; }
   ProviderService& providers() noexcept { return *providers_; }
@@ -93,6 +95,7 @@ class Daemon {
   Stats stats_;
   std::unique_ptr<Cache> cache_;
   CompilerRegistry compilers_;
+  IncludeRoots include_roots_;
   DeviceTable devices_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<CompileService> compiles_;

@@ -147,7 +147,10 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
     s->reply_error(id, kGet, identity.error());
     return;
   }
-  if (auto allowed = check_compile_options(req.options); !allowed.ok()) {
+  const IncludeRoots& roots = d.include_roots();
+  const IncludeDirCheck allow_include =
+      roots.empty() ? IncludeDirCheck() : [&roots](std::string_view dir) { return roots.allows(dir); };
+  if (auto allowed = check_compile_options(req.options, allow_include); !allowed.ok()) {
     s->reply_error(id, kGet, allowed.error());
     return;
   }
@@ -155,7 +158,9 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
   KeyInput in;
   in.backend = where->backend;
   in.target = where->target;
-  in.compiler = *identity;
+  // Headers under the include roots are part of what was compiled: their digest is too.
+  const std::string key_identity = *identity + roots.key_suffix();
+  in.compiler = key_identity;
   in.options.assign(req.options.begin(), req.options.end());
   in.name = req.name;
   in.source = *req.source;

@@ -35,6 +35,9 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   std::vector<std::string> provider_roots;
   app.add_option("--provider-root", provider_roots, "Directory of provider artifacts to watch (repeatable; replaces provider_roots of the config file)")
       ->allow_extra_args(false);
+  std::vector<std::string> include_roots;
+  app.add_option("--include-root", include_roots, "Header directory compiles may use with -I (repeatable; replaces include_roots of the config file)")
+      ->allow_extra_args(false);
   app.add_option("--devices", devices, "Comma-separated device list replacing GPU discovery, e.g. sm_90a,gfx942 (also $KCACHE_DEVICES)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -91,6 +94,7 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   if (!socket.empty()) c.socket_path = socket;
   if (!devices.empty()) c.devices = split_list(devices);
   if (!provider_roots.empty()) c.provider_roots = provider_roots;
+  if (!include_roots.empty()) c.include_roots = include_roots;
   if (!log_level.empty()) c.log_level = log_level;
   if (!max_size.empty()) {
     auto v = parse_size(max_size);

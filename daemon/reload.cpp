@@ -58,6 +58,7 @@ void restart_only_changes(const DaemonConfig& now, const DaemonConfig& next, jso
   if (next.index_flush_interval != now.index_flush_interval)
     out.push_back("index.flush_interval");
   if (next.provider_roots != now.provider_roots) out.push_back("provider_roots");
+  if (next.include_roots != now.include_roots) out.push_back("include_roots");
   if (next.socket_mode != now.socket_mode) out.push_back("socket_mode");
   if (next.socket_group != now.socket_group) out.push_back("socket_group");
 }

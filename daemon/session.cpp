@@ -71,7 +71,8 @@ void Session::handle_hello(const wire::Frame& frame) {
   r.capabilities = wire::kCapFdPassing | wire::kCapKeyLookup;
   r.max_frame = daemon_.config().max_frame;
   for (const auto& c : daemon_.compilers().all())
-    if (c.available) r.compilers.push_back({c.backend, c.identity});
+    if (c.available)  // the identity keys use, so clients compute the daemon's keys
+      r.compilers.push_back({c.backend, c.identity + daemon_.include_roots().key_suffix()});
   for (const auto& d : daemon_.devices().devices()) r.device_targets.push_back(d.compile_target);
   std::string out = wire::start_frame();
   wire::encode(out, r);

@@ -3,6 +3,8 @@
 // compiles come from tests/fakes/fake_nvrtc.c (NVRTC's ABI, injected with
 // KCACHE_NVRTC_LIBRARY); everything else it hands to the real NVRTC.
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -16,7 +18,8 @@ using CompileHardening = DaemonFixture;
 
 const std::string kFakeNvrtc = std::string("KCACHE_NVRTC_LIBRARY=") + FAKE_NVRTC_PATH;
 
-Request cuda_request(const std::string& name, const std::string& source) {
+// Views only: `name` and `source` must outlive the request (literals, or within one expression).
+Request cuda_request(std::string_view name, std::string_view source) {
   Request r;
   r.name = name;
   r.target = "sm_90a";
@@ -160,6 +163,58 @@ TEST_F(CompileHardening, HipTargetsCompileOrFailNamingTheTarget) {
   }
   auto still = c.get(cuda_request("fine", cuda_source(6)));
   EXPECT_TRUE(still.ok()) << still.error().message;
+}
+
+TEST_F(CompileHardening, IncludeRootServesHeadersAndItsContentIsInTheKey) {
+  const std::string root = dir_ + "/include-root";
+  std::filesystem::create_directories(root + "/lib");
+  std::filesystem::create_directories(dir_ + "/elsewhere");
+  const auto write_header = [&](const char* value) {
+    std::ofstream(root + "/lib/scale.h", std::ios::trunc) << "#define KC_SCALE " << value << "\n";
+  };
+  write_header("3.0f");
+  const std::string source =
+      "#include \"lib/scale.h\"\nextern \"C\" __global__ void s(float* y) { y[0] *= KC_SCALE; }\n";
+  const std::string inside = "-I" + root;
+  const std::string outside = "-I" + dir_ + "/elsewhere";
+
+  start({"--include-root", root});
+  Request r = cuda_request("scaled", source);
+  const std::string_view allowed[] = {inside};
+  r.options = allowed;
+  auto first = client().get(r);
+  ASSERT_TRUE(first.ok()) << first.error().message << "\n" << first.error().log;
+  EXPECT_EQ(first->origin, Origin::compiled);
+
+  const std::string_view refused[] = {outside};
+  r.options = refused;
+  auto denied = client().get(r);
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().code, Errc::invalid_argument);
+  EXPECT_NE(denied.error().message.find("include_roots"), std::string::npos) << denied.error().message;
+
+  // Changed headers under the root: after a restart the same request is a new key.
+  write_header("4.0f");
+  restart();
+  r.options = allowed;
+  auto second = client().get(r);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->origin, Origin::compiled);
+  EXPECT_NE(second->key, first->key);
+  EXPECT_NE(second->digest, first->digest);
+}
+
+TEST_F(CompileHardening, WithoutIncludeRootsIncludePathsAreRefused) {
+  start();
+  const std::string src = cuda_source(7);
+  Request r = cuda_request("axpy", src);
+  const std::string_view options[] = {"-I/usr/include"};
+  r.options = options;
+  auto m = client().get(r);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, Errc::invalid_argument);
+  EXPECT_NE(m.error().message.find("'-I/usr/include' is not allowed"), std::string::npos)
+      << m.error().message;
 }
 
 }  // namespace

@@ -97,14 +97,39 @@ TEST_F(Devices, RequestByDeviceIndexCompilesForThatDevicesTarget) {
   ASSERT_TRUE(m.ok()) << m.error().message << "\n" << m.error().log;
   EXPECT_EQ(m->target, "gfx90a:sramecc+:xnack-");
   EXPECT_TRUE(is_elf_with_machine(m->path, 224)) << m->path;
+}
 
+TEST_F(Devices, RequestByNvidiaDeviceIndexCompilesForThatDevicesTarget) {
+  start_discovering();
+  Client c = client();
+  const std::string src = cuda_source(7);
+  Request r;
+  r.name = "scale7";
+  r.device = 1;  // the fake driver's second GPU, compute capability 8.6
+  r.source = src;
+  auto m = c.get(r);
+  if (!m.ok() && m.error().code == Errc::unavailable) GTEST_SKIP() << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.error().message << "\n" << m.error().log;
+  EXPECT_EQ(m->target, "sm_86");
+  EXPECT_TRUE(is_elf_with_machine(m->path, 190)) << m->path;  // EM_CUDA
+}
+
+TEST_F(Devices, UnknownDeviceIndexIsAClearErrorBeforeAnyCompile) {
+  start_discovering();
+  Client c = client();
+  const std::string src = hip_source(8);
+  Request r;
+  r.name = "scale8";
   r.device = 4;
+  r.source = src;
   auto bad = c.get(r);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, Errc::invalid_argument);
   EXPECT_NE(bad.error().message.find("unknown device index 4 (devices are 0..3)"),
             std::string::npos)
       << bad.error().message;
+  EXPECT_EQ(stat("compiles"), 0u);
+  EXPECT_EQ(stat("misses"), 0u);
 }
 
 TEST_F(Devices, HostWithoutGpusHasNoDevicesAndSaysWhy) {

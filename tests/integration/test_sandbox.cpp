@@ -2,9 +2,10 @@
 // with NVRTC and hiprtc under the unit's system call filter and hardening equivalents.
 //
 // What stands in for what (systemd 252, src/core/namespace.c and src/shared/seccomp-util.c):
-//   SystemCallFilter=@system-service  kc-sandbox-exec --syscalls (the set expanded by
-//                                     `systemd-analyze syscall-filter`), in kill mode: stricter
-//                                     than the unit's SystemCallErrorNumber=EPERM
+//   SystemCallFilter=@system-service, SystemCallFilter=~@privileged
+//                                     kc-sandbox-exec --syscalls (the first set less the second,
+//                                     expanded by `systemd-analyze syscall-filter`), in kill
+//                                     mode: stricter than the unit's SystemCallErrorNumber=EPERM
 //   RestrictAddressFamilies=AF_UNIX   kc-sandbox-exec --only-af-unix
 //   NoNewPrivileges=yes               no_new_privs (kc-sandbox-exec) + setpriv with no capabilities
 //   User=/Group=                      setpriv --reuid/--regid (nobody), no supplementary groups
@@ -14,7 +15,10 @@
 //   PrivateTmp=yes                    a fresh tmpfs on /tmp
 //   PrivateNetwork=yes                a private network namespace
 //   ProtectProc=invisible             procfs mounted with hidepid=invisible
+//   PrivateMounts=yes                 the private mount namespace itself
 //   socket activation                 the test's listening socket as fd 3 (LISTEN_FDS=1)
+// Two settings the unit leaves out are tested here too, so the reason is checked, not assumed:
+// MemoryDenyWriteExecute=yes and SystemCallFilter=~@resources both stop hiprtc from loading.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -90,11 +94,19 @@ class Sandbox : public ::testing::Test {
     ::chmod(dir_.c_str(), 0755);
     std::filesystem::create_directory(dir_ + "/cache");
     ASSERT_EQ(::chown((dir_ + "/cache").c_str(), 65534, 65534), 0);
-    const auto calls = expand_group("@system-service");
+    auto calls = expand_group("@system-service");
     ASSERT_GT(calls.size(), 300u);
     ASSERT_TRUE(calls.contains("openat") && !calls.contains("swapoff"));
-    std::ofstream list(dir_ + "/syscalls.txt");
-    for (const auto& c : calls) list << c << '\n';
+    const auto privileged = expand_group("@privileged");
+    ASSERT_TRUE(privileged.contains("setuid") && privileged.contains("fchown"));
+    write_list("syscalls.txt", calls, privileged);
+    write_list("no-resources.txt", calls, expand_group("@resources"));
+  }
+  void write_list(const std::string& name, const std::set<std::string>& calls,
+                  const std::set<std::string>& minus) {
+    std::ofstream list(dir_ + "/" + name);
+    for (const auto& c : calls)
+      if (!minus.contains(c)) list << c << '\n';
   }
   void TearDown() override {
     if (pid_ > 0) {
@@ -109,11 +121,22 @@ class Sandbox : public ::testing::Test {
       std::filesystem::remove_all(dir_);
   }
   std::string log() const { return dir_ + "/kcached.log"; }
-  std::string sandbox(const std::vector<std::string>& program) {
-    std::vector<std::string> argv{SANDBOX_EXEC_PATH, "--syscalls", dir_ + "/syscalls.txt",
-                                  "--only-af-unix", "--"};
+  std::string sandbox(const std::vector<std::string>& program,
+                      const std::vector<std::string>& extra = {},
+                      const std::string& list = "syscalls.txt") {
+    return sandboxed(program, extra, list).first;
+  }
+  // The exit code (128+N for a signal) and stdout of `program` under the stand-ins.
+  std::pair<std::string, std::string> sandboxed(const std::vector<std::string>& program,
+                                                const std::vector<std::string>& extra = {},
+                                                const std::string& list = "syscalls.txt") {
+    std::vector<std::string> argv{SANDBOX_EXEC_PATH, "--syscalls", dir_ + "/" + list,
+                                  "--only-af-unix"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("--");
     argv.insert(argv.end(), program.begin(), program.end());
-    return std::to_string(run_command(argv).exit_code);
+    const CommandResult r = run_command(argv);
+    return {std::to_string(r.exit_code), r.out + r.err};
   }
 
   std::string dir_;
@@ -131,6 +154,41 @@ TEST_F(Sandbox, FiltersRefuseWhatTheUnitForbids) {
             "1");
   EXPECT_EQ(sandbox({"/usr/bin/python3", "-c", "import socket; socket.socket(socket.AF_UNIX)"}),
             "0");
+  // ~@privileged: changing ids is refused even to root.
+  EXPECT_EQ(sandbox({"/usr/bin/python3", "-c", "import os; os.setuid(0)"}),
+            std::to_string(128 + SIGSYS));
+}
+
+// Why the unit has no MemoryDenyWriteExecute=yes: hiprtc's library (Debian's libamdhip64.so.5)
+// is marked for an executable stack, which that setting forbids, so hiprtc does not load.
+// NVRTC alone would hold. If a newer hiprtc loads here, the unit can gain the setting.
+TEST_F(Sandbox, MemoryDenyWriteExecuteWouldStopHiprtcFromLoading) {
+  if (!compiler_available("hip")) GTEST_SKIP() << "hiprtc is not installed";
+  const auto probe = sandboxed({KCACHED_PATH, "--probe-compiler", "hip", "--log-level", "off"},
+                               {"--deny-write-execute"});
+  EXPECT_TRUE(probe.second.starts_with("unavailable ")) << probe.second;
+  const std::vector<std::string> load{
+      "/usr/bin/python3", "-c",
+      "import ctypes\ntry:\n ctypes.CDLL('libamdhip64.so.5')\nexcept OSError as e:\n print(e)"};
+  if (!sandboxed(load).second.empty()) GTEST_SKIP() << "hiprtc here is not libamdhip64.so.5";
+  EXPECT_NE(sandboxed(load, {"--deny-write-execute"}).second.find("cannot enable executable stack"),
+            std::string::npos);
+  if (compiler_available("cuda")) {
+    EXPECT_TRUE(sandboxed({KCACHED_PATH, "--probe-compiler", "cuda", "--log-level", "off"},
+                          {"--deny-write-execute"})
+                    .second.starts_with("ok "));
+  }
+}
+
+// Why the unit keeps @resources: hiprtc's runtime calls set_mempolicy while it loads.
+TEST_F(Sandbox, HiprtcNeedsTheResourcesGroupOfCalls) {
+  if (!compiler_available("hip")) GTEST_SKIP() << "hiprtc is not installed";
+  EXPECT_TRUE(sandboxed({KCACHED_PATH, "--probe-compiler", "hip", "--log-level", "off"})
+                  .second.starts_with("ok "));
+  EXPECT_EQ(sandboxed({KCACHED_PATH, "--probe-compiler", "hip", "--log-level", "off"}, {},
+                      "no-resources.txt")
+                .first,
+            std::to_string(128 + SIGSYS));
 }
 
 TEST_F(Sandbox, KcachedCompilesWithNvrtcAndHiprtcUnderTheServiceSandbox) {
@@ -177,8 +235,13 @@ exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --boundi
   "$KCACHED" --cache-dir "$DIR/cache" --devices sm_90a,gfx90a --bus-address "$BUS" --log-level debug
 )";
   std::vector<std::string> argv{kUnshare, "--mount", "--net", "--", "/bin/sh", "-c", script};
-  std::vector<std::string> env{"DIR=" + dir_, std::string("SANDBOX=") + SANDBOX_EXEC_PATH,
-                               std::string("KCACHED=") + KCACHED_PATH,
+  // PrivateTmp hides the host's /tmp, where a build directory may live (CI clones there):
+  // run copies of the two binaries from the test directory, which the script keeps visible.
+  std::filesystem::create_directory(dir_ + "/bin");
+  for (const char* binary : {SANDBOX_EXEC_PATH, KCACHED_PATH})
+    std::filesystem::copy_file(binary, dir_ + "/bin/" + std::filesystem::path(binary).filename().string());
+  std::vector<std::string> env{"DIR=" + dir_, "SANDBOX=" + dir_ + "/bin/kc-sandbox-exec",
+                               "KCACHED=" + dir_ + "/bin/kcached",
                                "BUS=" + (with_bus ? bus.address() : std::string("none")),
                                "NOTIFY_SOCKET=" + dir_ + "/notify.sock",
                                "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
@@ -211,6 +274,7 @@ exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --boundi
 
   ClientOptions o;
   o.socket_path = socket_path;
+  o.fallback = false;  // the daemon's answers, not the client's
   o.compile_timeout = std::chrono::seconds(120);
   auto client = Client::open(o);
   ASSERT_TRUE(client.ok()) << client.error().message;

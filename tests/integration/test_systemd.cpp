@@ -72,6 +72,14 @@ TEST_F(Systemd, NoWatchdogPingsWithoutWatchdogUsec) {
   EXPECT_EQ(wait_notify("WATCHDOG=1", std::chrono::milliseconds(500)), "");
 }
 
+TEST_F(Systemd, SigtermSaysStoppingBeforeTheDaemonExits) {
+  start();
+  EXPECT_EQ(stop(), 0);
+  // The notification was queued on the test's socket before the process went away.
+  const std::string stopping = wait_notify("STOPPING=1", std::chrono::seconds(2));
+  EXPECT_NE(stopping, "") << read_file(log_path_);
+}
+
 TEST_F(Systemd, SighupReloadsTheConfigurationAndKeepsClients) {
   const std::string config = write_config("max_size = \"1G\"\n");
   start({"--config", config});

@@ -1,6 +1,7 @@
 #include "compile/request_rules.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -70,12 +71,53 @@ Status check_request_limits(const wire::GetRequest& r, const RequestLimits& l) {
   return {};
 }
 
-Status check_compile_options(std::span<const std::string> options) {
-  for (const std::string& o : options)
+namespace {
+
+// The directory an include option names: `-I/x`, `-isystem/x`, `--include-path=/x`, or the
+// next option after a bare `-I`, `-isystem`, `--include-path`. `*consumed` says whether the
+// next option was the value. Nullopt: `option` does not name an include directory.
+std::optional<std::string_view> include_dir(std::span<const std::string> options, std::size_t i,
+                                            bool* consumed) {
+  const std::string_view o = options[i];
+  *consumed = false;
+  for (const std::string_view flag : {"-isystem", "-I", "--include-path"}) {
+    if (o == flag) {
+      *consumed = true;
+      return i + 1 < options.size() ? std::string_view(options[i + 1]) : std::string_view();
+    }
+    if (!o.starts_with(flag)) continue;
+    std::string_view rest = o.substr(flag.size());
+    if (flag == "--include-path") {
+      if (!rest.starts_with('=')) return std::nullopt;
+      rest.remove_prefix(1);
+    }
+    return rest;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status check_compile_options(std::span<const std::string> options,
+                             const IncludeDirCheck& allow_include) {
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    bool consumed = false;
+    if (const auto dir = include_dir(options, i, &consumed); dir && allow_include) {
+      if (!dir->empty() && allow_include(*dir)) {
+        if (consumed) ++i;
+        continue;
+      }
+      return make_error(Errc::invalid_argument,
+                        "option '" + o + (consumed && i + 1 < options.size() ? " " + options[i + 1] : "") +
+                            "' is not allowed: headers come from the request or from an include "
+                            "root kcached allows (include_roots), and this directory is in none");
+    }
     if (refused(o))
       return make_error(Errc::invalid_argument,
                         "option '" + o + "' is not allowed: the target comes from the request, "
                         "headers only from the request, and kcached owns every output file");
+  }
   return {};
 }
 

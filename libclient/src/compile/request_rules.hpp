@@ -8,8 +8,10 @@
 // that would choose the target behind the daemon's back or write files outside its control.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "kcache/result.hpp"
 #include "wire/messages.hpp"
@@ -27,6 +29,12 @@ struct RequestLimits {
 
 
 Status check_request_limits(const wire::GetRequest& request, const RequestLimits& limits);
-Status check_compile_options(std::span<const std::string> options);
+// Whether an include directory an option names may be used (the daemon's include_roots).
+using IncludeDirCheck = std::function<bool(std::string_view dir)>;
+
+// With `allow_include`, `-I DIR`/`-IDIR`/`-isystem DIR`/`--include-path=DIR` pass when it
+// allows DIR and fail naming include_roots when not; without, every include option fails.
+Status check_compile_options(std::span<const std::string> options,
+                             const IncludeDirCheck& allow_include = {});
 
 }  // namespace kcache

@@ -217,5 +217,15 @@ TEST_F(Discovery, UnknownIndexNamesTheValidRange) {
   EXPECT_EQ(bad.error().message, "unknown device index 2 (devices are 0..1)");
 }
 
+TEST_F(Discovery, AnyIndexIsUnknownWithoutDevicesAndTheErrorSaysWhatToDo) {
+  auto table = DeviceTable::from_list({});
+  ASSERT_TRUE(table.ok());
+  auto bad = table->at(0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, Errc::invalid_argument);
+  EXPECT_NE(bad.error().message.find("this daemon has no devices"), std::string::npos)
+      << bad.error().message;
+}
+
 }  // namespace
 }  // namespace kcache::daemon
