@@ -77,6 +77,8 @@ void Channel::read_available(ChannelHandler& handler) {
       return;
     }
     reader_.commit(static_cast<std::size_t>(n));
+    last_read_ms_ = uv_now(loop_);
+    if (partial_since_ms_ == 0) partial_since_ms_ = last_read_ms_;
     budget -= std::min(budget, static_cast<std::size_t>(n));
     while (!closed_) {
       auto next = reader_.next();
@@ -87,12 +89,14 @@ void Channel::read_available(ChannelHandler& handler) {
       if (!next->has_value()) break;
       handler.on_frame(**next);
     }
+    if (reader_.buffered() == 0) partial_since_ms_ = 0;
     if (static_cast<std::size_t>(n) < space.size()) return;  // drained the socket
   }
 }
 
 void Channel::send(std::string frame, Fd pass_fd) {
   if (closed_) return;
+  if (queued_ == 0) last_write_ms_ = uv_now(loop_);  // the stall clock starts now
   queued_ += frame.size();
   out_.push_back(Outgoing{std::move(frame), 0, std::move(pass_fd)});
   if (out_.size() == 1 && !flush()) return;
@@ -126,6 +130,7 @@ bool Channel::flush() {
       return false;
     }
     o.fd.reset();  // the kernel holds its own reference once any byte went out
+    last_write_ms_ = uv_now(loop_);
     o.offset += static_cast<std::size_t>(n);
     queued_ -= static_cast<std::size_t>(n);
     if (o.offset == o.bytes.size()) out_.pop_front();

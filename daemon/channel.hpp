@@ -8,6 +8,8 @@
 //    path costs one sendmsg). An fd given with a frame rides on its first byte (SCM_RIGHTS).
 //  * When more than `max_queued` bytes wait for a peer that does not read, the channel stops
 //    reading from it until the queue drains to half (backpressure instead of memory growth).
+//  * It keeps the loop-time (uv_now, ms) of its last read, of its last write progress and of
+//    the first byte of a frame still incomplete, for the server's hygiene sweep (server.hpp).
 //  * close(reason) is idempotent; on_closed runs exactly once, synchronously. The handler is
 //    held weakly; during a callback the channel keeps it alive.
 #pragma once
@@ -44,6 +46,11 @@ class Channel {
   bool closed() const noexcept { return closed_; }
   int fd() const noexcept { return fd_.get(); }
   std::size_t queued_bytes() const noexcept { return queued_; }
+  std::uint64_t last_read_ms() const noexcept { return last_read_ms_; }
+  // When the oldest unsent reply last made progress (0: nothing queued).
+  std::uint64_t queue_progress_ms() const noexcept { return queued_ > 0 ? last_write_ms_ : 0; }
+  // When the frame now arriving began (0: no partial frame buffered).
+  std::uint64_t partial_since_ms() const noexcept { return partial_since_ms_; }
 
  private:
   struct Outgoing {
@@ -69,6 +76,9 @@ class Channel {
   int events_ = 0;
   bool read_paused_ = false;
   bool closed_ = false;
+  std::uint64_t last_read_ms_ = 0;
+  std::uint64_t last_write_ms_ = 0;
+  std::uint64_t partial_since_ms_ = 0;
 };
 
 }  // namespace kcache::daemon

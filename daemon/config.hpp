@@ -35,6 +35,11 @@ struct DaemonConfig {
   std::size_t max_connections = 1024;
   std::size_t max_pending_per_client = 64;
   std::size_t max_queued_per_client = 64u << 20;
+  // Connection hygiene (server.hpp): one abusive client must not cost the others.
+  std::size_t max_connections_per_uid = 512;
+  std::chrono::milliseconds frame_timeout{10'000};   // hello, or a started frame, must complete
+  std::chrono::milliseconds stall_timeout{30'000};   // replies unread this long: closed
+  std::chrono::milliseconds idle_timeout{900'000};   // nothing asked this long: closed
   std::chrono::milliseconds index_flush_interval{100};
   std::uint32_t socket_mode = 0660;
   std::string socket_group;  // chgrp of the socket (empty: the daemon's group)

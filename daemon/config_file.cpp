@@ -107,6 +107,11 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
     return {};
   }
   if (key == "limits.max_connections") { KC_TRY_ASSIGN(c.max_connections, count_value(path, key, node)); return {}; }
+  if (key == "limits.max_connections_per_uid") { KC_TRY_ASSIGN(c.max_connections_per_uid, count_value(path, key, node)); return {}; }
+  if (key == "limits.max_queued_per_client") { KC_TRY_ASSIGN(c.max_queued_per_client, size_value(path, key, node)); return {}; }
+  if (key == "limits.frame_timeout") { KC_TRY_ASSIGN(c.frame_timeout, duration_value(path, key, node)); return {}; }
+  if (key == "limits.stall_timeout") { KC_TRY_ASSIGN(c.stall_timeout, duration_value(path, key, node)); return {}; }
+  if (key == "limits.idle_timeout") { KC_TRY_ASSIGN(c.idle_timeout, duration_value(path, key, node)); return {}; }
   if (key == "limits.max_pending_per_client") { KC_TRY_ASSIGN(c.max_pending_per_client, count_value(path, key, node)); return {}; }
   if (key == "limits.max_source") { KC_TRY_ASSIGN(c.limits.max_source, size_value(path, key, node)); return {}; }
   if (key == "limits.max_headers") { KC_TRY_ASSIGN(c.limits.max_headers, count_value(path, key, node)); return {}; }

@@ -8,8 +8,12 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
+#include "common/units.hpp"
 #include "daemon.hpp"
 #include "session.hpp"
 
@@ -97,7 +101,49 @@ Status Server::start() {
     if (p->data != nullptr && status == 0) static_cast<Server*>(p->data)->on_readable();
   });
   if (rc != 0) return uv_error("uv_poll_start", rc);
+  sweep_timer_ = UvHandle<uv_timer_t>::make();
+  uv_timer_init(loop_, sweep_timer_.get());
+  sweep_timer_->data = this;
+  uv_timer_start(
+      sweep_timer_.get(),
+      [](uv_timer_t* t) {
+        if (t->data != nullptr) static_cast<Server*>(t->data)->sweep();
+      },
+      1000, 1000);
+  uv_unref(sweep_timer_.handle());  // never what keeps the loop alive
   return {};
+}
+
+void Server::forget(std::uint64_t session_id) {
+  const auto it = sessions_.find(session_id);
+  if (it == sessions_.end()) return;
+  const auto count = per_uid_.find(it->second->peer().uid);
+  if (count != per_uid_.end() && --count->second == 0) per_uid_.erase(count);
+  sessions_.erase(it);
+}
+
+void Server::sweep() {
+  const DaemonConfig& c = daemon_.config();
+  const std::uint64_t now = uv_now(loop_);
+  const auto older = [now](std::uint64_t since, std::chrono::milliseconds limit) {
+    return since != 0 && now - since > static_cast<std::uint64_t>(limit.count());
+  };
+  std::vector<std::pair<std::shared_ptr<Session>, std::string>> doomed;
+  for (const auto& [id, s] : sessions_) {
+    const Channel& ch = s->channel();
+    if (!s->greeted() && older(s->opened_ms(), c.frame_timeout))
+      doomed.emplace_back(s, "no hello within " + format_duration(c.frame_timeout) + " (slow or silent client)");
+    else if (older(ch.partial_since_ms(), c.frame_timeout))
+      doomed.emplace_back(s, "a frame left incomplete for " + format_duration(c.frame_timeout) + " (slow client)");
+    else if (older(ch.queue_progress_ms(), c.stall_timeout))
+      doomed.emplace_back(s, "replies unread for " + format_duration(c.stall_timeout) + " (" +
+                                 format_size(ch.queued_bytes()) + " queued)");
+    else if (s->pending() == 0 && ch.queued_bytes() == 0 && ch.partial_since_ms() == 0 &&
+             older(std::max(ch.last_read_ms(), s->opened_ms()), c.idle_timeout))
+      doomed.emplace_back(s, "idle for " + format_duration(c.idle_timeout));
+  }
+  // Closing erases from sessions_: close outside the loop over it.
+  for (auto& [s, reason] : doomed) s->close(reason);
 }
 
 void Server::on_readable() {
@@ -124,12 +170,21 @@ void Server::on_readable() {
       spdlog::warn("SO_PEERCRED: {}", std::strerror(errno));
       continue;
     }
+    if (std::size_t& n = per_uid_[peer.uid]; n >= daemon_.config().max_connections_per_uid) {
+      if (!refusing_uid_logged_)
+        spdlog::warn("refusing connections from uid {}: it holds {} (limit {} per uid)", peer.uid,
+                     n, daemon_.config().max_connections_per_uid);
+      refusing_uid_logged_ = true;
+      continue;  // fd closes here
+    }
+    refusing_uid_logged_ = false;
     const std::uint64_t id = next_id_++;
     auto session = std::make_shared<Session>(daemon_, id, std::move(fd), peer);
     if (auto started = session->start(); !started.ok()) {
       spdlog::warn("session {}: {}", id, started.error().message);
       continue;
     }
+    ++per_uid_[peer.uid];
     sessions_.emplace(id, std::move(session));
   }
 }

@@ -6,6 +6,12 @@
 //    systemd passed (socket activation) instead.
 //  * Accepts until `max_connections`; beyond it new connections are closed at once (and
 //    logged once per burst) so existing clients keep their latency.
+//  * At most `max_connections_per_uid` sessions per peer uid: one runaway process (or user)
+//    cannot take every slot. Beyond it, that uid's new connections are closed at once.
+//  * A sweep every second closes, with a logged reason: a session that has not completed its
+//    hello, or a started frame, within `frame_timeout` (slow-loris); one whose replies have
+//    not moved for `stall_timeout` (a client that never reads); one with nothing pending and
+//    no traffic for `idle_timeout` (libkcache reconnects transparently).
 //  * close() stops accepting, closes every session and removes the socket file it created.
 #pragma once
 
@@ -39,10 +45,11 @@ class Server {
 
   const std::string& path() const noexcept { return path_; }
   std::size_t sessions() const noexcept { return sessions_.size(); }
-  void forget(std::uint64_t session_id) { sessions_.erase(session_id); }
+  void forget(std::uint64_t session_id);
 
  private:
   void on_readable();
+  void sweep();
 
   uv_loop_t* loop_;
   Daemon& daemon_;
@@ -53,6 +60,9 @@ class Server {
   std::uint64_t next_id_ = 1;
   bool refusing_ = false;
   std::unordered_map<std::uint64_t, std::shared_ptr<Session>> sessions_;
+  std::unordered_map<uid_t, std::size_t> per_uid_;
+  UvHandle<uv_timer_t> sweep_timer_;
+  bool refusing_uid_logged_ = false;
 };
 
 }  // namespace kcache::daemon

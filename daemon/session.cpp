@@ -12,7 +12,8 @@ namespace kcache::daemon {
 Session::Session(Daemon& daemon, std::uint64_t id, Fd fd, const ucred& peer)
     : daemon_(daemon), id_(id), peer_(peer),
       channel_(daemon.loop(), std::move(fd), daemon.config().max_frame,
-               daemon.config().max_queued_per_client) {}
+               daemon.config().max_queued_per_client),
+      opened_ms_(uv_now(daemon.loop())) {}
 
 Status Session::start() { return channel_.start(weak_from_this()); }
 

@@ -52,6 +52,10 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
   std::uint64_t id() const noexcept { return id_; }
   const ucred& peer() const noexcept { return peer_; }
   bool closed() const noexcept { return channel_.closed(); }
+  bool greeted() const noexcept { return proto_ != 0; }
+  std::size_t pending() const noexcept { return pending_; }
+  const Channel& channel() const noexcept { return channel_; }
+  std::uint64_t opened_ms() const noexcept { return opened_ms_; }
 
  private:
   void handle_hello(const wire::Frame& frame);
@@ -62,6 +66,7 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
   Channel channel_;
   std::uint32_t proto_ = 0;  // 0 until hello
   std::size_t pending_ = 0;
+  std::uint64_t opened_ms_ = 0;  // uv_now at accept
 };
 
 }  // namespace kcache::daemon

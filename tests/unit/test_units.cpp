@@ -43,3 +43,20 @@ TEST(Units, FormatsSizesForHumans) {
 
 }  // namespace
 }  // namespace kcache
+
+namespace kcache {
+namespace {
+
+TEST(FormatDuration, UsesTheLargestExactUnitAndReadsBack) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(format_duration(milliseconds(900'000)), "15m");
+  EXPECT_EQ(format_duration(milliseconds(10'000)), "10s");
+  EXPECT_EQ(format_duration(milliseconds(1'500)), "1500ms");
+  EXPECT_EQ(format_duration(milliseconds(86'400'000)), "1d");
+  EXPECT_EQ(format_duration(milliseconds(0)), "0ms");
+  for (const auto ms : {1, 999, 61'000, 3'600'000, 604'800'000 * 2})
+    EXPECT_EQ(*parse_duration(format_duration(milliseconds(ms))), milliseconds(ms));
+}
+
+}  // namespace
+}  // namespace kcache

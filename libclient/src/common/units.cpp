@@ -96,4 +96,15 @@ std::string format_size(std::uint64_t bytes) {
   return buf;
 }
 
+std::string format_duration(std::chrono::milliseconds d) {
+  static constexpr struct {
+    std::int64_t ms;
+    const char* unit;
+  } kUnits[] = {{604'800'000, "w"}, {86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}};
+  const std::int64_t ms = d.count();
+  for (const auto& u : kUnits)
+    if (ms != 0 && ms % u.ms == 0) return std::to_string(ms / u.ms) + u.unit;
+  return std::to_string(ms) + "ms";
+}
+
 }  // namespace kcache

@@ -20,5 +20,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 // "1.5 GiB", "512 B": for humans, never parsed back.
 std::string format_size(std::uint64_t bytes);
+// The largest unit that divides `d` exactly, as parse_duration reads it: "15m", "10s", "1500ms".
+std::string format_duration(std::chrono::milliseconds d);
 
 }  // namespace kcache

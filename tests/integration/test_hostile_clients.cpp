@@ -1,0 +1,133 @@
+// Clients that misbehave on purpose — silent, slow-loris, hoarding connections, idle — are
+// bounded by the daemon's connection hygiene (server.hpp) and cost the others nothing.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "daemon_fixture.hpp"
+
+namespace kcache::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class HostileClients : public DaemonFixture {
+ protected:
+  // Short limits, so the test sees every rule fire within seconds.
+  void start_with_limits(std::size_t per_uid = 512) {
+    const std::string config = dir_ + "/limits.toml";
+    std::ofstream(config) << "[limits]\nframe_timeout = \"1s\"\nidle_timeout = \"2s\"\n"
+                          << "stall_timeout = \"2s\"\nmax_connections_per_uid = " << per_uid << "\n";
+    start({"--config", config});
+  }
+  int raw_connect() const {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_.c_str(), sizeof addr.sun_path - 1);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+    return fd;
+  }
+  // True when the daemon closed `fd` within `limit` (recv returns 0 or ECONNRESET).
+  static bool closed_within(int fd, std::chrono::milliseconds limit) {
+    timeval tv{static_cast<time_t>(limit.count() / 1000),
+               static_cast<suseconds_t>((limit.count() % 1000) * 1000)};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[64];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+  }
+  Module hit(Client& c, const std::string& src) {
+    Request r;
+    r.name = "axpy";
+    r.target = "sm_90a";
+    r.source = src;
+    auto m = c.get(r);
+    EXPECT_TRUE(m.ok()) << m.error().message;
+    return m.ok() ? std::move(m).value() : Module{};
+  }
+};
+
+TEST_F(HostileClients, SilentAndSlowLorisConnectionsAreClosedWhileOthersAreServed) {
+  start_with_limits();
+  Client good = client();
+  const std::string src = cuda_source(1);
+  hit(good, src);
+  const int silent = raw_connect();
+  const int loris = raw_connect();
+  const unsigned char two_bytes[] = {0x10, 0x00};  // the start of a frame header, no more
+  ASSERT_EQ(::send(loris, two_bytes, sizeof two_bytes, MSG_NOSIGNAL), 2);
+  // Meanwhile the well-behaved client's hits go on.
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(hit(good, src).origin, Origin::hit);
+  EXPECT_TRUE(closed_within(silent, 4000ms));
+  EXPECT_TRUE(closed_within(loris, 4000ms));
+  ::close(silent);
+  ::close(loris);
+  const std::string log = read_file(log_path_);
+  EXPECT_NE(log.find("no hello within 1s"), std::string::npos) << log;
+}
+
+TEST_F(HostileClients, OneUidCannotHoldMoreThanItsShareOfConnections) {
+  start_with_limits(/*per_uid=*/8);
+  std::vector<int> hoard;
+  for (int i = 0; i < 8; ++i) hoard.push_back(raw_connect());
+  std::this_thread::sleep_for(200ms);  // the daemon accepts them
+  const int extra = raw_connect();
+  EXPECT_TRUE(closed_within(extra, 2000ms));
+  ::close(extra);
+  EXPECT_NE(read_file(log_path_).find("limit 8 per uid"), std::string::npos);
+  for (int fd : hoard) ::close(fd);
+  std::this_thread::sleep_for(300ms);
+  Client c = client();  // slots are back
+  const std::string src = cuda_source(2);
+  EXPECT_EQ(hit(c, src).origin, Origin::compiled);
+}
+
+TEST_F(HostileClients, IdleConnectionsAreClosedAndLibkcacheReconnectsTransparently) {
+  start_with_limits();
+  Client c = client();
+  const std::string src = cuda_source(3);
+  hit(c, src);
+  std::this_thread::sleep_for(3500ms);  // past idle_timeout (2 s) and a sweep
+  EXPECT_EQ(status()["sessions"].get<int>(), 1);  // only status's own connection
+  EXPECT_EQ(hit(c, src).origin, Origin::hit);
+  EXPECT_NE(read_file(log_path_).find("idle for 2s"), std::string::npos);
+}
+
+TEST_F(HostileClients, FiveHundredSilentConnectionsDoNotSlowOtherClientsDown) {
+  start_with_limits();
+  Client c = client();
+  const std::string src = cuda_source(4);
+  hit(c, src);
+  const auto time_hits = [&] {
+    std::vector<double> us;
+    for (int i = 0; i < 300; ++i) {
+      const auto t0 = Clock::now();
+      hit(c, src);
+      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() * 99 / 100];
+  };
+  const double quiet_p99 = time_hits();
+  std::vector<int> idle;
+  for (int i = 0; i < 500; ++i) idle.push_back(raw_connect());
+  const double crowded_p99 = time_hits();
+  for (int fd : idle) ::close(fd);
+  std::printf("[   NOTE   ] hit p99: %.0f us alone, %.0f us beside 500 silent connections\n",
+              quiet_p99, crowded_p99);
+  // Silent connections cost the loop nothing until the sweep closes them: generous bound for
+  // a shared 2-vCPU machine.
+  EXPECT_LT(crowded_p99, std::max(5 * quiet_p99, 5000.0));
+}
+
+}  // namespace
+}  // namespace kcache::test
