@@ -29,6 +29,7 @@ struct DaemonConfig {
   std::uint64_t max_size = 10ull << 30;
   std::size_t compile_workers = 0;  // 0: number of cores
   std::chrono::milliseconds compile_timeout{120'000};
+  std::uint64_t scrub_rate = 8u << 20;  // bytes/s of stored objects re-verified; 0: off
   std::uint64_t compile_memory_limit = 8ull << 30;   // RLIMIT_AS of a worker; 0: none
   std::chrono::milliseconds compile_failure_ttl{60'000};  // failures answered from memory
   std::uint32_t max_frame = 64u << 20;

@@ -98,6 +98,7 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
   }
   if (key == "compile.workers") { KC_TRY_ASSIGN(c.compile_workers, count_value(path, key, node)); return {}; }
   if (key == "compile.timeout") { KC_TRY_ASSIGN(c.compile_timeout, duration_value(path, key, node)); return {}; }
+  if (key == "scrub.rate") { KC_TRY_ASSIGN(c.scrub_rate, size_value(path, key, node)); return {}; }
   if (key == "compile.memory_limit") { KC_TRY_ASSIGN(c.compile_memory_limit, size_value(path, key, node)); return {}; }
   if (key == "compile.failure_ttl") { KC_TRY_ASSIGN(c.compile_failure_ttl, duration_value(path, key, node)); return {}; }
   if (key == "limits.max_frame") {

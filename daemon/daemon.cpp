@@ -23,6 +23,7 @@ Daemon::~Daemon() {
   systemd_.reset();
   server_.reset();
   providers_.reset();
+  scrubber_.reset();
   gc_.reset();
   reconciler_.reset();
   compiles_.reset();
@@ -112,6 +113,7 @@ Status Daemon::start() {
   gc_ = std::make_unique<GarbageCollector>(&loop_, *cache_, *reconciler_, stats_, gc_policy(config_));
   // Crossing the high watermark is noticed where it happens: when a module is published.
   cache_->set_on_published([this] { gc_->maybe_start(); });
+  scrubber_ = std::make_unique<Scrubber>(&loop_, *cache_, stats_, config_.scrub_rate);
   std::optional<gid_t> admin_gid;
   if (!config_.admin_group.empty()) {
     KC_TRY_ASSIGN(admin_gid, resolve_group(config_.admin_group));
@@ -173,6 +175,7 @@ int Daemon::run() {
   reconciler_->run(Reconciler::Mode::quick, [this](const ReconcileReport& r) {
     spdlog::debug("start-up reconcile: {} entries checked, {} repaired", r.checked_entries, r.repaired);
     gc_->maybe_start();  // a cache over budget at start-up (max_size lowered) shrinks now
+    scrubber_->start();
   });
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::info("kcached stopped");

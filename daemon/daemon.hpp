@@ -26,6 +26,7 @@
 #include "compile_service.hpp"
 #include "compilers.hpp"
 #include "include_roots.hpp"
+#include "scrubber.hpp"
 #include "config.hpp"
 #include "devices.hpp"
 #include "gc.hpp"
@@ -101,6 +102,7 @@ class Daemon {
   std::unique_ptr<CompileService> compiles_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<GarbageCollector> gc_;
+  std::unique_ptr<Scrubber> scrubber_;
   AdminPolicy admin_;
   std::unique_ptr<ProviderService> providers_;
   std::unique_ptr<Server> server_;

@@ -44,7 +44,8 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   app.add_option("--max-size", max_size, "Cache size budget, e.g. 10G (default 10G)");
   app.add_option("--compile-workers", workers, "Concurrent compile worker processes (default: cores)");
   app.add_option("--compile-timeout", timeout, "Per-compile timeout, e.g. 120s (default 120s)");
-  std::string memory_limit, failure_ttl;
+  std::string memory_limit, failure_ttl, scrub_rate;
+  app.add_option("--scrub-rate", scrub_rate, "Bytes per second of stored objects re-verified in the background, e.g. 8M (default 8M; 0: off)");
   app.add_option("--compile-memory-limit", memory_limit, "Address-space limit of a compile worker, e.g. 8G (default 8G; 0: none)");
   app.add_option("--compile-failure-ttl", failure_ttl, "How long a failed compile is answered from memory, e.g. 60s (default 60s; 0: never)");
   app.add_option("--max-frame", max_frame, "Largest accepted request payload (default 64M)");
@@ -128,6 +129,11 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
     if (*v != 0 && *v < (256ull << 20))
       return make_error(Errc::invalid_argument, "--compile-memory-limit must be 0 (none) or at least 256M");
     c.compile_memory_limit = *v;
+  }
+  if (!scrub_rate.empty()) {
+    auto v = parse_size(scrub_rate);
+    if (!v.ok()) return make_error(Errc::invalid_argument, "--scrub-rate: " + v.error().message);
+    c.scrub_rate = *v;
   }
   if (!failure_ttl.empty()) {
     auto v = parse_duration(failure_ttl);

@@ -54,6 +54,7 @@ void restart_only_changes(const DaemonConfig& now, const DaemonConfig& next, jso
   if (next.compile_workers != now.compile_workers) out.push_back("compile.workers");
   if (next.compile_timeout != now.compile_timeout) out.push_back("compile.timeout");
   if (next.compile_memory_limit != now.compile_memory_limit) out.push_back("compile.memory_limit");
+  if (next.scrub_rate != now.scrub_rate) out.push_back("scrub.rate");
   if (next.compile_failure_ttl != now.compile_failure_ttl) out.push_back("compile.failure_ttl");
   if (next.index_flush_interval != now.index_flush_interval)
     out.push_back("index.flush_interval");

@@ -24,6 +24,7 @@ struct Stats {
   std::uint64_t compile_ms_sum = 0;     // wall time of every compile, worker start to result
   std::uint64_t compile_ms_max = 0;
   std::uint64_t client_fallbacks = 0;   // in-process compiles clients reported (report op)
+  std::uint64_t corrupt_objects = 0;    // stored objects the scrubber found damaged
 
   template <class F>
   void for_each(F&& f) const {
@@ -54,6 +55,7 @@ struct Stats {
     f("compile_ms_sum", s.compile_ms_sum);
     f("compile_ms_max", s.compile_ms_max);
     f("client_fallbacks", s.client_fallbacks);
+    f("corrupt_objects", s.corrupt_objects);
   }
 };
 

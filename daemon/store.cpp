@@ -214,6 +214,13 @@ bool Store::removal_scheduled(std::uint8_t shard, const std::string& name) const
   return removals_->scheduled.contains(item) || removals_->moving.contains(item);
 }
 
+Status Store::unlink_damaged(const Digest128& digest, ObjectKind kind) const {
+  if (::unlinkat(shard_fds_[shard_of(digest)].get(), object_name(digest, kind).c_str(), 0) != 0 &&
+      errno != ENOENT)
+    return errno_error(Errc::io, "cannot remove " + object_path(digest, kind));
+  return {};
+}
+
 void Store::reserve_removals(std::size_t n) const {
   std::lock_guard lock(removals_->mu);
   removals_->scheduled.reserve(removals_->scheduled.size() + n);

@@ -74,6 +74,9 @@ class Store {
   // planted symlink). Cheap: nothing touches the disk until process_removals().
   Status remove_shard_entry(std::uint8_t shard, const std::string& name) const;
   bool removal_scheduled(std::uint8_t shard, const std::string& name) const;
+  // Any thread: unlinks a damaged object now, not through the schedule (a publish of the same
+  // digest would cancel a scheduled removal and keep the damaged bytes).
+  Status unlink_damaged(const Digest128& digest, ObjectKind kind) const;
   // Sizes the schedule for `n` more removals up front, so a GC step never pays a rehash.
   void reserve_removals(std::size_t n) const;
   // Thread pool: moves every scheduled entry into a trash directory and frees it. Returns how

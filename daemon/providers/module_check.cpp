@@ -50,22 +50,6 @@ Status check_frame_header(const ModuleSpec& m, const void* data, std::size_t siz
   return {};
 }
 
-// Exactly `size` bytes from offset 0 (the file was fstat'ed at that size).
-Result<std::string> read_exact(int fd, std::size_t size, const ModuleSpec& m) {
-  std::string out(size, '\0');
-  std::size_t got = 0;
-  while (got < size) {
-    const ssize_t n = ::pread(fd, out.data() + got, size - got, static_cast<off_t>(got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_error(Errc::io, "read " + m.file);
-    }
-    if (n == 0) return corrupt(m, "file shrank while being read");
-    got += static_cast<std::size_t>(n);
-  }
-  return out;
-}
-
 // Where module bytes go: each chunk is hashed while it is still in cache and appended to the
 // result, so the bytes cross memory once (no zero-filled buffer, no second hashing pass) and
 // never beyond the declared size.
@@ -102,28 +86,54 @@ class Sink {
   Hasher hasher_;
 };
 
-// A per-thread chunk buffer small enough to stay in the CPU cache.
-std::string& scratch_buffer() {
-  thread_local std::string scratch(kChunk, '\0');
+// Per-thread chunk buffers small enough to stay in the CPU cache, reused across modules: the
+// compressed file is read a chunk at a time into `input`, never into a buffer of its own size
+// (no zero-fill, no fresh pages to fault in), and decoded a chunk at a time into `output`.
+struct Scratch {
+  std::string input = std::string(kChunk, '\0');
+  std::string output = std::string(kChunk, '\0');
+};
+Scratch& scratch_buffers() {
+  thread_local Scratch scratch;
   return scratch;
 }
 
-// Every frame of `file` through the sink, a chunk at a time; the sink refuses output past the
-// declared size, so a bomb is stopped after one chunk.
-Status decompress(const ModuleSpec& m, const std::string& file, ZstdDCtx& dctx, Sink& sink) {
-  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);
-  std::string& scratch = scratch_buffer();
-  ZSTD_inBuffer in{file.data(), file.size(), 0};
-  std::size_t pending = 1;  // ZSTD_decompressStream's "not done" hint; 0 at a frame's end
-  while (in.pos < in.size || pending != 0) {
-    ZSTD_outBuffer out{scratch.data(), scratch.size(), 0};
-    pending = ZSTD_decompressStream(dctx.get(), &out, &in);
-    if (ZSTD_isError(pending)) return corrupt(m, std::string("zstd: ") + ZSTD_getErrorName(pending));
-    KC_TRY(sink.add(scratch.data(), out.pos));
-    // No progress with input left or a frame unfinished at the end: the file is cut short.
-    if (out.pos == 0 && pending != 0 && in.pos == in.size)
-      return corrupt(m, "zstd stream is truncated");
+// pread of up to `n` bytes at `at`, retried on EINTR; 0 bytes is a file that shrank.
+Result<std::size_t> read_chunk(int fd, char* into, std::size_t n, std::size_t at,
+                               const ModuleSpec& m) {
+  while (true) {
+    const ssize_t got = ::pread(fd, into, n, static_cast<off_t>(at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return errno_error(Errc::io, "read " + m.file);
+    if (got == 0) return corrupt(m, "file shrank while being read");
+    return static_cast<std::size_t>(got);
   }
+}
+
+// Every frame of the file's `file_size` bytes through the sink, a chunk in and a chunk out at
+// a time; the sink refuses output past the declared size, so a bomb is stopped after one chunk.
+Status decompress(const ModuleSpec& m, int fd, std::size_t file_size, ZstdDCtx& dctx,
+                  Sink& sink) {
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_only);
+  Scratch& scratch = scratch_buffers();
+  std::size_t pending = 1;  // ZSTD_decompressStream's "not done" hint; 0 at a frame's end
+  for (std::size_t at = 0; at < file_size;) {
+    KC_TRY_ASSIGN(const std::size_t n, read_chunk(fd, scratch.input.data(),
+                                                  std::min(kChunk, file_size - at), at, m));
+    if (at == 0) KC_TRY(check_frame_header(m, scratch.input.data(), n));
+    at += n;
+    ZSTD_inBuffer in{scratch.input.data(), n, 0};
+    // Until the chunk is consumed and the decoder has nothing more to flush for it.
+    for (bool full = true; in.pos < in.size || full;) {
+      ZSTD_outBuffer out{scratch.output.data(), scratch.output.size(), 0};
+      pending = ZSTD_decompressStream(dctx.get(), &out, &in);
+      if (ZSTD_isError(pending)) return corrupt(m, std::string("zstd: ") + ZSTD_getErrorName(pending));
+      KC_TRY(sink.add(scratch.output.data(), out.pos));
+      full = out.pos == out.size;
+    }
+  }
+  // A frame unfinished at the end of the file: the file is cut short.
+  if (pending != 0) return corrupt(m, "zstd stream is truncated");
   return {};
 }
 
@@ -165,22 +175,15 @@ Result<std::string> materialize_module(const ProviderDir& dir, const ModuleSpec&
   const auto file_size = static_cast<std::size_t>(opened->st.st_size);
   Sink sink(m);
   if (m.compression == Compression::none) {
-    std::string& scratch = scratch_buffer();
+    std::string& chunk = scratch_buffers().input;
     for (std::size_t at = 0; at < file_size;) {
-      const ssize_t n = ::pread(fd, scratch.data(), std::min(scratch.size(), file_size - at),
-                                static_cast<off_t>(at));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return errno_error(Errc::io, "read " + m.file);
-      }
-      if (n == 0) return corrupt(m, "file shrank while being read");
-      KC_TRY(sink.add(scratch.data(), static_cast<std::size_t>(n)));
-      at += static_cast<std::size_t>(n);
+      KC_TRY_ASSIGN(const std::size_t n,
+                    read_chunk(fd, chunk.data(), std::min(kChunk, file_size - at), at, m));
+      KC_TRY(sink.add(chunk.data(), n));
+      at += n;
     }
   } else {
-    KC_TRY_ASSIGN(const std::string file, read_exact(fd, file_size, m));
-    KC_TRY(check_frame_header(m, file.data(), file.size()));
-    KC_TRY(decompress(m, file, dctx, sink));
+    KC_TRY(decompress(m, fd, file_size, dctx, sink));
   }
   KC_TRY_ASSIGN(std::string bytes, sink.finish());
   if (auto checked = check_binary_matches(std::as_bytes(std::span(bytes.data(), bytes.size())),

@@ -7,10 +7,11 @@
 //    largest zstd encoding of the declared size and starts with a zstd frame whose recorded
 //    content size, when present, does not exceed the declared size. Errc::not_found when the
 //    file is missing (the provider is incomplete), Errc::corrupt with the reason otherwise.
-//  * `materialize_module` does the full check and returns the module's bytes: zstd output is
-//    decompressed into a buffer of exactly the declared size, so a frame that would produce
-//    more is refused without ever allocating more (no decompression bombs); the byte count and
-//    the XXH3-128 digest must equal the manifest's; the binary must pass
+//  * `materialize_module` does the full check and returns the module's bytes: the file is
+//    streamed through per-thread 128 KiB chunks (read, decode, hash), and output past the
+//    declared size is refused at the chunk that crosses it, so a frame that would produce
+//    more never costs more memory (no decompression bombs); a frame cut short is refused; the
+//    byte count and the XXH3-128 digest must equal the manifest's; the binary must pass
 //    check_binary_matches for the declared target (one native module, right ELF machine and
 //    target, no PTX where SASS is declared). Failures are Errc::corrupt naming the module.
 //  * Both are pure (no daemon state): any thread, one ZstdDCtx per thread.

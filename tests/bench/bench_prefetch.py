@@ -6,6 +6,8 @@ image, optionally with incompressible bytes to lower the compression ratio), pac
 kcache-pack, then times, with the files in the page cache each time:
   stream    cat *.zst | zstd -dc | xxhsum -H2          (one decompress+hash pipeline)
   per-file  zstd -dc F | xxhsum -H2, for each module    (a digest per module, as verify needs)
+  verify    kcache-pack verify DIR: the daemon's code reading, decoding and checking every
+            module (bounded zstd decode, size and XXH3 check, ELF inspection), no publishing
   kcached   status.prefetch.busy_s once prefetch.done == COUNT (first job start to last job end):
             read, bounded zstd decode, size and XXH3 check, ELF inspection, stage (hash, write,
             fsync) and publish into objects/.
@@ -62,6 +64,12 @@ def main():
     per_file = time.monotonic() - t
 
     warm(zst)
+    t = time.monotonic()
+    run([a.build + '/tools/kcache-pack/kcache-pack', 'verify', w + '/root/p'],
+        stdout=subprocess.DEVNULL)
+    verify = time.monotonic() - t
+
+    warm(zst)
     sock = w + '/kc.sock'
     env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS='unix:path=/nonexistent')
     t = time.monotonic()
@@ -85,6 +93,7 @@ def main():
         daemon.wait()
     for name, s in (('zstd -dc | xxhsum -H2 (stream)', stream),
                     ('zstd -dc | xxhsum -H2 (per file)', per_file),
+                    ('kcache-pack verify (no publish)', verify),
                     ('kcached prefetch (publish incl.)', daemon_s)):
         print(f'{name:36s} {s:7.2f} s  {mb / s:8.1f} MB/s')
 

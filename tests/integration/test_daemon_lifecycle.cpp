@@ -74,7 +74,7 @@ TEST_F(Lifecycle, MalformedFramesCloseOnlyThatConnection) {
 }
 
 TEST_F(Lifecycle, VerifyFindsACorruptObjectAndRepairsIt) {
-  start();
+  start({"--scrub-rate", "0"});  // verify must find it, not the background scrubber
   Client c = client();
   Module m = compile_one(c, 2);
   EXPECT_EQ(kcachectl({"verify"}).exit_code, 0);

@@ -50,6 +50,10 @@ TEST_F(Providers, PrefetchMakesTheFirstRequestAHit) {
   EXPECT_EQ(s["providers"][0]["version"], kVersion);
   EXPECT_EQ(s["providers"][0]["state"], "active");
   EXPECT_EQ(s["providers"][0]["reason"], "");
+  const CommandResult human = kcachectl({"status"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("Prefetch:   1 done"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find(root_ + "/fa"), std::string::npos) << human.out;
   // An ordinary cache entry: ls lists it with origin provider.
   const CommandResult ls = kcachectl({"ls", "--json"});
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
@@ -91,6 +95,43 @@ TEST_F(Providers, SelectsTheBestProviderPerDeviceOnAHeterogeneousHost) {
   ASSERT_TRUE(by_own_target.ok()) << by_own_target.error().message;
   EXPECT_EQ(by_own_target->target, "sm_86");
   EXPECT_EQ(stat("provider_hits"), 6u);
+  EXPECT_EQ(stat("compiles"), 0u);
+}
+
+TEST_F(Providers, ServesAmdCodeObjectsPerDeviceNextToCuda) {
+  for (const char* arch : {"gfx90a", "gfx90a:xnack-", "gfx1030"})
+    if (hsaco_bytes(arch).empty()) GTEST_SKIP() << "hiprtc cannot build a code object for " << arch;
+  pack_provider("amd-any", "amd-any", kVersion, {"gfx90a=" + hsaco_file("gfx90a", "gemm")});
+  pack_provider("amd-xnack-off", "amd-xnack-off", kVersion,
+                {"gfx90a:xnack-=" + hsaco_file("gfx90a:xnack-", "gemm")});
+  pack_provider("amd-rdna", "amd-rdna", kVersion, {"gfx1030=" + hsaco_file("gfx1030", "gemm")});
+  pack_provider("cuda", "cuda", kVersion, {"sm_90a=" + cubin_file("sm_90a", "gemm")});
+  start_with_devices("9.0,gfx90a:xnack-,gfx90a:xnack+,gfx1030");
+  for (const char* p : {"amd-any", "amd-xnack-off", "amd-rdna", "cuda"})
+    EXPECT_EQ(wait_state(root_ + "/" + p, "active")["backend"],
+              p == std::string("cuda") ? "cuda-13.0" : "rocm-5.2");
+  // Each device's best module is prefetched, one per device.
+  wait_prefetched(4);
+  EXPECT_EQ(status()["prefetch"]["done"], 4);
+
+  Client c = client();
+  // exact > any-feature: the xnack- device gets the xnack- object, the xnack+ one the generic.
+  const std::vector<std::tuple<int, std::string, std::string>> expected{
+      {0, "sm_90a", "cuda"},
+      {1, "gfx90a:xnack-", "amd-xnack-off"},
+      {2, "gfx90a", "amd-any"},
+      {3, "gfx1030", "amd-rdna"}};
+  for (const auto& [device, target, provider] : expected) {
+    auto m = get(c, "gemm", kVersion, device);
+    ASSERT_TRUE(m.ok()) << device << ": " << m.error().message;
+    EXPECT_EQ(m->origin, Origin::provider) << device;
+    EXPECT_EQ(m->target, target) << device;
+    const std::string bytes = target == "sm_90a" ? cubin_bytes(target) : hsaco_bytes(target);
+    EXPECT_EQ(m->key, provider_key(provider, "pkg", kVersion, "", "gemm", target, bytes)) << device;
+    EXPECT_EQ(read_file(m->path), bytes) << device;
+    EXPECT_TRUE(m->path.ends_with(target == "sm_90a" ? ".cubin" : ".hsaco")) << m->path;
+  }
+  EXPECT_EQ(stat("provider_hits"), 4u);
   EXPECT_EQ(stat("compiles"), 0u);
 }
 

@@ -1,5 +1,8 @@
 // Providers that appear, change and disappear while kcached runs, half-written ones, a root
 // created after start, and `kcachectl prefetch`.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "test_providers_support.hpp"
@@ -116,6 +119,29 @@ TEST_F(LiveProviders, PrefetchCommandRescansAndReportsWhatItDid) {
   const CommandResult human = kcachectl({"prefetch"});
   EXPECT_EQ(human.exit_code, 0) << human.err;
   EXPECT_NE(human.out.find("2 active providers"), std::string::npos) << human.out;
+}
+
+TEST_F(LiveProviders, PrefetchIsForAdminsOnlyWhileAnyoneMayListProviders) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another uid";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);  // nobody must reach the socket
+  pack_provider("fa", "flash", "1.0", {"sm_90a=" + cubin_file("sm_90a", "attn")});
+  start_with_devices("9.0", {"--socket-mode", "0666"});
+  wait_state(root_ + "/fa", "active");
+  const auto as_nobody = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                  "--clear-groups", KCACHECTL_PATH, "--socket", socket_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv);
+  };
+  const CommandResult refused = as_nobody({"prefetch"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("permission denied: prefetch requires"), std::string::npos) << refused.err;
+  const CommandResult listed = as_nobody({"providers", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_EQ(json::parse(listed.out)["providers"][0]["state"], "active");
+  EXPECT_EQ(as_nobody({"status"}).exit_code, 0);
+  EXPECT_NE(read_file(log_path_).find("refused prefetch from uid 65534"), std::string::npos);
+  EXPECT_EQ(kcachectl({"prefetch"}).exit_code, 0);  // root may
 }
 
 TEST_F(LiveProviders, ProviderRootsComeFromTheConfigFileToo) {

@@ -44,6 +44,20 @@ std::string ProviderFixture::ptx_bytes(const std::string& arch) {
   return as_string(kcache::testing::nvrtc_compile(arch).ptx);
 }
 
+std::string ProviderFixture::hsaco_bytes(const std::string& arch) {
+  const auto& out = kcache::testing::hiprtc_compile(arch);
+  return out.status == kcache::testing::CompileOutcome::Status::ok ? as_string(out.code) : "";
+}
+
+std::string ProviderFixture::hsaco_file(const std::string& arch, const std::string& name) {
+  std::string dir = arch;
+  for (char& c : dir)
+    if (c == ':') c = '_';
+  const std::string path = dir_ + "/bin/" + dir + "/" + name + ".hsaco";
+  write_file(path, hsaco_bytes(arch));
+  return path;
+}
+
 std::string ProviderFixture::cubin_file(const std::string& arch, const std::string& name) {
   const std::string path = dir_ + "/bin/" + arch + "/" + name + ".cubin";
   write_file(path, cubin_bytes(arch));
@@ -62,8 +76,9 @@ void ProviderFixture::pack_provider(const std::string& dir_name, const std::stri
                                     const std::vector<std::string>& extra) {
   // Packed next to the root, then renamed in: the daemon sees the whole provider at once.
   const std::string staging = dir_ + "/staging-" + dir_name;
+  const bool amd = !modules.empty() && modules.front().rfind("gfx", 0) == 0;
   std::vector<std::string> args{"--name", name, "--package", "pkg", "--version", version,
-                                "--backend", "cuda-13.0", "--out", staging};
+                                "--backend", amd ? "rocm-5.2" : "cuda-13.0", "--out", staging};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), modules.begin(), modules.end());
   const CommandResult r = pack(args);

@@ -28,9 +28,15 @@ class ProviderFixture : public DaemonFixture {
   std::string cubin_file(const std::string& arch, const std::string& name);
   std::string cubin_bytes(const std::string& arch);
   std::string ptx_bytes(const std::string& arch);
+  // The hiprtc code object for `arch` (gfx90a, gfx90a:xnack-, ...), or empty when hiprtc is
+  // missing or cannot compile for it (the test then skips).
+  std::string hsaco_bytes(const std::string& arch);
+  // Written to <dir>/bin/<arch>/<name>.hsaco; its path.
+  std::string hsaco_file(const std::string& arch, const std::string& name);
 
   CommandResult pack(const std::vector<std::string>& args);
-  // Packs one provider under root_/<dir_name>: `modules` are "TARGET=FILE" arguments.
+  // Packs one provider under root_/<dir_name>: `modules` are "TARGET=FILE" arguments. The
+  // backend is rocm-5.2 when the first target is an AMD one, else cuda-13.0.
   void pack_provider(const std::string& dir_name, const std::string& name,
                      const std::string& version, const std::vector<std::string>& modules,
                      const std::vector<std::string>& extra = {});

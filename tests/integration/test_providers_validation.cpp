@@ -150,6 +150,37 @@ TEST_F(ProviderValidation, PackRefusesPtxAndMismatchedTargets) {
   EXPECT_EQ(pack(args).exit_code, 2);
 }
 
+TEST_F(ProviderValidation, PackRefusesCodeObjectsForAnotherAmdTargetOrMachine) {
+  const std::string gfx90a = hsaco_bytes("gfx90a");
+  if (gfx90a.empty()) GTEST_SKIP() << "hiprtc cannot build a gfx90a code object";
+  const std::vector<std::string> common{"--name", "n", "--package", "p", "--version", "1.0",
+                                        "--backend", "rocm-5.2", "--out", dir_ + "/out"};
+  auto args = common;
+  args.push_back("gfx1030=" + hsaco_file("gfx90a", "k"));  // another processor
+  CommandResult r = pack(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("gfx1030"), std::string::npos) << r.err;
+  args = common;
+  args.push_back("gfx90a:xnack-=" + hsaco_file("gfx90a", "k"));  // built for any xnack
+  r = pack(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("xnack"), std::string::npos) << r.err;
+  args = common;
+  args.push_back("gfx90a=" + cubin_file("sm_90a", "k"));  // an NVIDIA ELF
+  r = pack(args);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.err.empty());
+  EXPECT_FALSE(fs::exists(dir_ + "/out/kcache-provider.json"));
+  // The right one packs, and verifies offline.
+  args = common;
+  args.push_back("gfx90a=" + hsaco_file("gfx90a", "k"));
+  r = pack(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ + "/out/gfx90a/k.hsaco.zst"));
+  r = pack({"verify", dir_ + "/out"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
 TEST_F(ProviderValidation, VerifyAppliesTheDaemonsRules) {
   const std::string out = dir_ + "/out";
   CommandResult r = pack({"--name", "n", "--package", "p", "--version", "1.0", "--backend",

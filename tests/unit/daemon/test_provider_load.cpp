@@ -177,6 +177,44 @@ TEST_F(ProviderLoad, ADigestMismatchIsRefusedWhenMaterialized) {
       << report.modules[0].reason;
 }
 
+TEST_F(ProviderLoad, ModulesSpanningManyChunksAndFramesMaterializeWhole) {
+  REQUIRE_CUBIN(cubin, "sm_90a");
+  // A module of ~1 MiB (many 128 KiB read and decode chunks): the cubin, then bytes that
+  // compress poorly and bytes that compress well.
+  std::string big = cubin;
+  std::uint64_t x = 0x9e3779b97f4a7c15ull;
+  while (big.size() < 700 * 1024) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    big.append(reinterpret_cast<const char*>(&x), sizeof x);
+  }
+  big.append(300 * 1024, 'k');
+  use("p");
+  add("plain", "sm_90a", big);
+  add("packed", "sm_90a", big, true);
+  // Two zstd frames back to back are one stream (what `cat a.zst b.zst` gives).
+  const std::size_t half = big.size() / 2;
+  add("frames", "sm_90a", big, true,
+      zstd(std::string_view(big).substr(0, half), false) + zstd(std::string_view(big).substr(half), false));
+  // And a zstd file cut short.
+  const std::string packed = zstd(big);
+  add("cut", "sm_90a", big, true, packed.substr(0, packed.size() - 64));
+  finish();
+  const VerifyReport report = verify_provider(dir_);
+  ASSERT_EQ(report.modules.size(), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(report.modules[i].reason, "") << report.modules[i].name;
+  EXPECT_NE(report.modules[3].reason.find("zstd stream is truncated"), std::string::npos)
+      << report.modules[3].reason;
+  auto dir = ProviderDir::open(dir_);
+  ASSERT_TRUE(dir.ok());
+  ZstdDCtx dctx;
+  const LoadedProvider p = load();
+  for (int i = 0; i < 3; ++i) {
+    auto bytes = materialize_module(*dir, p.manifest->modules[i], dctx);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+    EXPECT_TRUE(*bytes == big) << p.manifest->modules[i].name;
+  }
+}
+
 TEST_F(ProviderLoad, ADecompressionBombIsRefused) {
   const std::string big(16u << 20, '\0');
   const std::string small(4096, 'a');

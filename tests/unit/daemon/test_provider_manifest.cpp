@@ -1,7 +1,10 @@
 // The provider manifest grammar (providers/manifest.hpp) and the provider key.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "providers/manifest.hpp"
 #include "providers/provider_key.hpp"
@@ -101,6 +104,56 @@ TEST(ProviderManifest, RejectsEachMalformedField) {
             std::string::npos);
   EXPECT_NE(with([](json& d) { d["modules"] = json::array(); }).find("non-empty"), std::string::npos);
   EXPECT_NE(with([](json& d) { d["name"] = "a\nb"; }).find("control character"), std::string::npos);
+}
+
+// schema/provider-manifest.schema.json is the published contract; the parser must agree with
+// it on which keys exist, which are required, and the closed sets (format, compression).
+TEST(ProviderManifest, AgreesWithThePublishedSchema) {
+  std::ifstream in(std::string(KCACHE_SOURCE_DIR) + "/schema/provider-manifest.schema.json");
+  ASSERT_TRUE(in) << "schema file missing";
+  const json schema = json::parse(in);
+  const json& item = schema["properties"]["modules"]["items"];
+  EXPECT_FALSE(schema["additionalProperties"].get<bool>());
+  EXPECT_FALSE(item["additionalProperties"].get<bool>());
+  EXPECT_EQ(schema["properties"]["format"]["const"], kManifestFormat);
+  EXPECT_EQ(item["properties"]["compression"]["enum"], json({"none", "zstd"}));
+
+  const auto check = [](const json& object_schema, const std::function<json&(json&)>& at,
+                        const std::string& where) {
+    const std::set<std::string> required = object_schema["required"].get<std::set<std::string>>();
+    for (const auto& [key, unused] : object_schema["properties"].items()) {
+      json doc = valid();
+      ASSERT_TRUE(at(doc).contains(key)) << where << key << " is not in the test manifest";
+      at(doc).erase(key);
+      auto m = parse_manifest(doc);
+      if (required.contains(key)) {
+        ASSERT_FALSE(m.ok()) << where << key << " is required by the schema";
+        EXPECT_NE(m.error().message.find("'" + key + "'"), std::string::npos) << m.error().message;
+      } else {
+        EXPECT_TRUE(m.ok()) << where << key << " is optional in the schema: " << m.error().message;
+      }
+    }
+    for (const std::string& key : required)
+      EXPECT_TRUE(object_schema["properties"].contains(key)) << where << key;
+    // Every key the test manifest carries is one the schema describes.
+    json doc = valid();
+    for (const auto& [key, unused] : at(doc).items())
+      EXPECT_TRUE(object_schema["properties"].contains(key)) << where << key << " not in the schema";
+  };
+  check(schema, [](json& d) -> json& { return d; }, "manifest: ");
+  check(item, [](json& d) -> json& { return d["modules"][0]; }, "module: ");
+
+  // The documented limits hold at their edges.
+  json doc = valid();
+  doc["modules"][0]["size"] = item["properties"]["size"]["maximum"].get<std::uint64_t>();
+  EXPECT_TRUE(parse_manifest(doc).ok());
+  doc["modules"][0]["size"] = item["properties"]["size"]["maximum"].get<std::uint64_t>() + 1;
+  EXPECT_FALSE(parse_manifest(doc).ok());
+  doc = valid();
+  doc["name"] = std::string(schema["properties"]["name"]["maxLength"].get<std::size_t>(), 'n');
+  EXPECT_TRUE(parse_manifest(doc).ok());
+  doc["name"] = std::string(schema["properties"]["name"]["maxLength"].get<std::size_t>() + 1, 'n');
+  EXPECT_FALSE(parse_manifest(doc).ok());
 }
 
 TEST(ProviderKey, EveryFieldChangesTheKey) {

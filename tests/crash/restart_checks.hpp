@@ -1,0 +1,47 @@
+// restart_checks.hpp — what the crash harness checks after every restart, the workload paused.
+//
+//  1. counters: every `stats` counter in the first status that reports the start-up reconcile
+//     done is >= its value in the same snapshot of the previous start (counters are flushed
+//     in batches, so a kill may lose the last unflushed increments, never a persisted value);
+//  2. `verify` (a full reconcile: every object re-hashed, SQLite quick_check) reports no
+//     problem: whatever the kill left, the start-up reconcile has already repaired;
+//  3. every entry `list` returns has a regular, mode-0444 file whose size and XXH3-128 digest
+//     equal the recorded ones, and the index holds as many entries as the daemon's memory.
+// Start-up repairs the daemon logged (orphans left by the kill…) are tallied, not violations.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "daemon_process.hpp"
+#include "ledger.hpp"
+
+namespace kcache::crash {
+
+class RestartChecks {
+ public:
+  RestartChecks(DaemonProcess& daemon, Ledger& ledger) : daemon_(daemon), ledger_(ledger) {}
+
+  // `ready_status`: the status document wait_ready() returned.
+  void run(const nlohmann::json& ready_status);
+
+  // Kinds of start-up repairs seen over the run ("orphan_object" → 12…).
+  const std::map<std::string, std::uint64_t>& repairs() const noexcept { return repairs_; }
+  const std::map<std::string, std::uint64_t>& last_counters() const noexcept { return counters_; }
+
+ private:
+  void check_counters(const nlohmann::json& status);
+  void tally_repairs();
+  void check_verify();
+  void check_entries();
+
+  DaemonProcess& daemon_;
+  Ledger& ledger_;
+  std::map<std::string, std::uint64_t> counters_;
+  bool have_counters_ = false;
+  std::map<std::string, std::uint64_t> repairs_;
+};
+
+}  // namespace kcache::crash

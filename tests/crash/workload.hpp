@@ -1,0 +1,91 @@
+// workload.hpp — the client threads of the crash harness.
+//
+// Each thread loops over a random mix (seeded per thread): hits of recently compiled sources,
+// compiles of fresh ones (CUDA sm_90a by NVRTC; now and then AMD gfx90a by hiprtc), several
+// threads asking for the same fresh source (single-flight), gets of old sources GC may have
+// evicted (recompiles), `status`, `list`, `gc` and `evict --name`. Every module received is
+// read back (through the passed fd, or the path) and hashed: its bytes must match the size
+// and digest the reply stated, and a cache key must always name the same bytes.
+//
+// Hit threads give up on a compile after 150 ms (counted, not a failure).
+// A request may fail only when the daemon was down when it started or was killed before it
+// ended (`kill_epoch`); any other failure is a violation.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kcache/kcache.hpp"
+#include "ledger.hpp"
+
+namespace kcache::crash {
+
+struct WorkloadOptions {
+  std::string socket;
+  int threads = 4;      // threads running the whole mix
+  int hit_threads = 2;  // more threads only asking for recent modules (and status)
+  std::uint64_t seed = 1;
+  int fresh_per_mille = 60;  // share of ops that compile a never-seen CUDA source
+  int hip_per_mille = 10;    // share that compile or hit a gfx90a module
+};
+
+class Workload {
+ public:
+  Workload(WorkloadOptions options, Ledger& ledger);
+  ~Workload();
+
+  void start();
+  // Blocks new operations and waits until none is in flight.
+  void pause();
+  void resume();
+  void stop();
+
+  // The harness calls these around a kill: requests spanning one may fail.
+  void daemon_down() {
+    up_ = false;
+    ++kill_epoch_;
+  }
+  void daemon_up() { up_ = true; }
+
+ private:
+  void run(int index);
+  struct Source {
+    int salt = 0;
+    bool hip = false;
+  };
+  void one_op(const Client& client, std::uint64_t& rng, bool hitter);
+  void do_get(const Client& client, Source m, bool want_fd, bool hitter = false);
+  void do_control(const Client& client, const char* op, const std::string& json);
+  // A failed request: a violation unless a kill explains it.
+  void failed(const std::string& what, const Error& e, std::uint64_t epoch, bool up);
+  static constexpr std::size_t kRecent = 12;  // the modules hits ask for
+  Source pick_known(std::uint64_t& rng, bool recent);
+  Source pick_old(std::uint64_t& rng);
+  void check_module(const Source& m, const kcache::Module& got);
+
+  WorkloadOptions options_;
+  Ledger& ledger_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> up_{false};
+  std::atomic<std::uint64_t> kill_epoch_{0};
+  std::atomic<int> next_salt_{1};
+  std::atomic<int> latest_fresh_{0};  // the newest fresh CUDA salt: others ask for it too (single-flight)
+
+  std::mutex gate_mutex_;
+  std::condition_variable gate_cv_;
+  bool paused_ = true;
+  int active_ = 0;
+
+  std::mutex known_mutex_;
+  std::vector<Source> known_;                      // modules received at least once, in order
+  std::map<std::string, std::string> key_digest_;  // every key seen → the digest it named
+};
+
+}  // namespace kcache::crash

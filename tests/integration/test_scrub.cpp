@@ -1,0 +1,72 @@
+// The background scrubber finds a stored object whose bytes changed behind the daemon's back
+// and drops it, so the next request rebuilds it rather than being served the damage.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "daemon_fixture.hpp"
+
+namespace kcache::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Scrub = DaemonFixture;
+
+void flip_a_bit(const std::string& path, std::streamoff at) {
+  ::chmod(path.c_str(), 0644);
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(at);
+  char c = 0;
+  f.get(c);
+  f.seekp(at);
+  f.put(static_cast<char>(c ^ 0x10));
+  f.close();
+  ::chmod(path.c_str(), 0444);
+}
+
+TEST_F(Scrub, FlippedBitIsFoundAndTheEntryIsRebuiltByTheNextRequest) {
+  start({"--scrub-rate", "64M"});
+  Client c = client();
+  const std::string src = cuda_source(11);
+  Request r;
+  r.name = "axpy";
+  r.target = "sm_90a";
+  r.source = src;
+  auto first = c.get(r);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string good = read_file(first->path);
+  flip_a_bit(first->path, static_cast<std::streamoff>(good.size() / 2));
+
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (stat("corrupt_objects") == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(200ms);
+  ASSERT_EQ(stat("corrupt_objects"), 1u) << read_file(log_path_);
+  EXPECT_EQ(status()["cache"]["entries"].get<int>(), 0);
+  EXPECT_NE(read_file(log_path_).find("is corrupt"), std::string::npos);
+
+  auto rebuilt = c.get(r);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message;
+  EXPECT_EQ(rebuilt->origin, Origin::compiled);
+  EXPECT_EQ(read_file(rebuilt->path), good);
+}
+
+TEST_F(Scrub, IntactObjectsAreLeftAlone) {
+  start({"--scrub-rate", "64M"});
+  Client c = client();
+  const std::string src = cuda_source(12);
+  Request r;
+  r.name = "axpy";
+  r.target = "sm_90a";
+  r.source = src;
+  ASSERT_TRUE(c.get(r).ok());
+  std::this_thread::sleep_for(3s);  // a few scrub passes
+  EXPECT_EQ(stat("corrupt_objects"), 0u);
+  auto again = c.get(r);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->origin, Origin::hit);
+}
+
+}  // namespace
+}  // namespace kcache::test
