@@ -115,6 +115,8 @@ void DaemonFixture::start(const std::vector<std::string>& extra_args,
     argv.push_back("sm_90a,gfx90a");
   }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  // A launcher that execs its arguments (e.g. unshare + mount) keeps the daemon's pid.
+  argv.insert(argv.begin(), launcher_.begin(), launcher_.end());
   std::vector<std::string> env = extra_env;
   env.push_back("NOTIFY_SOCKET=" + notify_path_);
   // Never the host's system bus: a test that wants D-Bus gives --bus-address.

@@ -65,6 +65,9 @@ class DaemonFixture : public ::testing::Test {
   bool discover_devices_ = false;  // true: no default --devices (the test exercises discovery)
   std::string ready_message_;      // the notification that carried READY=1
 
+  // Prepended to kcached's argv; must exec its arguments so the pid stays the daemon's.
+  std::vector<std::string> launcher_;
+
  private:
   std::string notify_path_;
   std::unique_ptr<NotifyReader> notify_;
