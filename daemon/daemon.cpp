@@ -62,9 +62,22 @@ Status Daemon::start() {
   // Index: open (migrating), read counters, then stream every row into the catalog on the
   // index thread while this thread waits (nothing else runs yet).
   const auto t0 = std::chrono::steady_clock::now();
-  KC_TRY_ASSIGN(Index index, Index::open(config_.cache_dir + "/index.sqlite"));
-  KC_TRY_ASSIGN(const auto counters, index.load_counters());
-  stats_.load(counters);
+  const std::string index_path = config_.cache_dir + "/index.sqlite";
+  // A damaged index is never guessed around: the daemon refuses and says what to do.
+  const auto damaged = [&index_path](const Error& e) {
+    if (e.code == Errc::unsupported_version) return e;
+    return make_error(Errc::corrupt,
+                      "index " + index_path + " cannot be read (" + e.message +
+                          "); kcached will not serve from a damaged index. Move it aside (mv " +
+                          index_path + " " + index_path + ".damaged) and start again: the cache "
+                          "starts empty and the start-up reconcile removes the objects no row names");
+  };
+  auto opened = Index::open(index_path);
+  if (!opened.ok()) return damaged(opened.error());
+  Index index = std::move(opened).value();
+  auto counters = index.load_counters();
+  if (!counters.ok()) return damaged(counters.error());
+  stats_.load(*counters);
   post_ = std::make_unique<LoopPost>(&loop_);
   index_worker_ = std::make_unique<IndexWorker>(std::move(index), *post_);
   cache_ = std::make_unique<Cache>(&loop_, *store_, *index_worker_, stats_,
@@ -73,7 +86,7 @@ Status Daemon::start() {
   index_worker_->submit([&](Index& idx) {
     loaded.set_value(idx.for_each_entry([&](const EntryRow& row) { cache_->adopt(row); }));
   });
-  KC_TRY(loaded.get_future().get());
+  if (auto status = loaded.get_future().get(); !status.ok()) return damaged(status.error());
   const auto load_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - t0);
   spdlog::info("cache {}: {} entries, {} (index loaded in {} ms)", config_.cache_dir,

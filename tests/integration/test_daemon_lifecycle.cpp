@@ -135,6 +135,34 @@ TEST_F(Lifecycle, IndexFromANewerKcachedIsRefused) {
   EXPECT_NE(r.err.find("schema version 99"), std::string::npos) << r.err;
 }
 
+TEST_F(Lifecycle, DamagedIndexIsRefusedWithWhatToDoAndMovingItAsideStartsClean) {
+  start();
+  Client c = client();
+  const Module m = compile_one(c, 3);
+  stop();
+  {
+    // Scribble over the SQLite header: "file is not a database".
+    std::fstream f(cache_dir_ + "/index.sqlite", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.write("this is not an sqlite file header", 32);
+  }
+  const CommandResult r = run_command(
+      {KCACHED_PATH, "--cache-dir", cache_dir_, "--socket", socket_, "--devices", "sm_90a"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot be read"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Move it aside"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(m.path)) << "refusing touches nothing";
+
+  fs::rename(cache_dir_ + "/index.sqlite", cache_dir_ + "/index.sqlite.damaged");
+  fs::remove(cache_dir_ + "/index.sqlite-wal");
+  fs::remove(cache_dir_ + "/index.sqlite-shm");
+  start();
+  wait_reconciled();
+  EXPECT_FALSE(fs::exists(m.path)) << "an object no row names is an orphan";
+  Client again = client();
+  EXPECT_EQ(compile_one(again, 3).origin, Origin::compiled);
+}
+
 TEST_F(Lifecycle, StatusJsonHasTheDocumentedFields) {
   start();
   const auto s = status();
