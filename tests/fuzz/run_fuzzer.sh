@@ -6,6 +6,8 @@
 # Usage: run_fuzzer.sh FUZZER SEED_DIR SECONDS
 set -eu
 fuzzer=$1 seeds=$2 seconds=$3
+# Meson passes the fuzzer relative to the test's workdir, as a bare name: not a PATH lookup.
+case $fuzzer in */*) ;; *) fuzzer=./$fuzzer ;; esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 -artifact_prefix=./ \
