@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "wire/frame.hpp"
+#include "wire/messages.hpp"
+#include "wire/protocol.hpp"
 
 namespace kcache::test {
 namespace {
@@ -25,7 +28,8 @@ class HostileClients : public DaemonFixture {
   void start_with_limits(std::size_t per_uid = 512) {
     const std::string config = dir_ + "/limits.toml";
     std::ofstream(config) << "[limits]\nframe_timeout = \"1s\"\nidle_timeout = \"2s\"\n"
-                          << "stall_timeout = \"2s\"\nmax_connections_per_uid = " << per_uid << "\n";
+                          << "stall_timeout = \"2s\"\nmax_queued_per_client = \"64K\"\n"
+                          << "max_connections_per_uid = " << per_uid << "\n";
     start({"--config", config});
   }
   int raw_connect() const {
@@ -127,6 +131,44 @@ TEST_F(HostileClients, FiveHundredSilentConnectionsDoNotSlowOtherClientsDown) {
   // Silent connections cost the loop nothing until the sweep closes them: generous bound for
   // a shared 2-vCPU machine.
   EXPECT_LT(crowded_p99, std::max(5 * quiet_p99, 5000.0));
+}
+
+TEST_F(HostileClients, ClientThatNeverReadsItsRepliesIsClosedAfterTheStallTimeout) {
+  start_with_limits();
+  Client good = client();
+  const std::string src = cuda_source(5);
+  hit(good, src);
+  const int fd = raw_connect();
+  // A well-formed hello, then status requests as fast as the socket takes them, never reading.
+  std::string out;
+  std::string payload;
+  wire::encode(payload, wire::HelloRequest{});
+  wire::append_frame(out, static_cast<std::uint16_t>(wire::Opcode::hello), 0, 1, payload);
+  payload.clear();
+  wire::encode_json_request(payload, "{}");
+  for (std::uint32_t id = 2; id < 4000; ++id)
+    wire::append_frame(out, static_cast<std::uint16_t>(wire::Opcode::status), 0, id, payload);
+  std::size_t sent = 0;
+  const auto give_up = Clock::now() + 10s;
+  while (sent < out.size() && Clock::now() < give_up) {
+    const ssize_t n = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) sent += static_cast<std::size_t>(n);
+    else std::this_thread::sleep_for(20ms);  // the daemon stopped reading: backpressure
+  }
+  // The well-behaved client is unaffected while the reader-less one hogs its queue.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(hit(good, src).origin, Origin::hit);
+  std::this_thread::sleep_for(3500ms);  // past stall_timeout (2 s) and a sweep
+  EXPECT_NE(read_file(log_path_).find("replies unread for 2s"), std::string::npos)
+      << read_file(log_path_);
+  // Draining what was sent before the close ends in EOF.
+  char buf[65536];
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ssize_t n = 0;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
+  }
+  EXPECT_EQ(n, 0);
+  ::close(fd);
 }
 
 }  // namespace
