@@ -73,7 +73,13 @@ void Scrubber::check_next_batch() {
           const SnapshotItem& it = (*batch)[i];
           if (i > 0 && (*batch)[i - 1].digest == it.digest) continue;
           auto fd = store.open_object(it.digest, it.kind);
-          if (!fd.ok()) continue;  // gone: evicted meanwhile, or the reconciler's to repair
+          if (!fd.ok()) {
+            // Deleted behind the daemon's back (or evicted meanwhile: the loop checks that the
+            // entry still names this object before dropping anything).
+            if (fd.error().code == Errc::not_found) corrupt->push_back({it.digest, "file missing"});
+            else corrupt->push_back({it.digest, fd.error().message});
+            continue;
+          }
           auto bytes = read_whole_file(fd->get());
           if (!bytes.ok()) {
             corrupt->push_back({it.digest, bytes.error().message});
@@ -100,7 +106,6 @@ void Scrubber::check_next_batch() {
 
 void Scrubber::on_checked(std::size_t begin, std::size_t end, const std::vector<Corrupt>& corrupt) {
   for (const Corrupt& c : corrupt) {
-    ++stats_.corrupt_objects;
     std::size_t dropped = 0;
     for (std::size_t i = begin; i < end && i < queue_.size(); ++i) {
       if (queue_[i].digest != c.digest) continue;
@@ -109,6 +114,8 @@ void Scrubber::on_checked(std::size_t begin, std::size_t end, const std::vector<
       cache_.remove(queue_[i].key);
       ++dropped;
     }
+    if (dropped == 0) continue;  // evicted or replaced since the snapshot: nothing was wrong
+    ++stats_.corrupt_objects;
     spdlog::error("scrub: object {} is corrupt ({}): dropped with its {} entr{}; the next request "
                   "rebuilds it",
                   c.digest.hex(), c.detail, dropped, dropped == 1 ? "y" : "ies");

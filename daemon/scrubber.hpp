@@ -8,8 +8,8 @@
 //  * An object whose bytes no longer match (bit rot, an edit behind the daemon's back) is
 //    unlinked at once (on the pool, before the loop hears of it), logged, counted
 //    (`corrupt_objects`) and dropped with every key naming it, so the next request rebuilds
-//    it: from its provider, or by a compile. A missing file is left to the
-//    reconciler. Rate 0 disables the scrubber.
+//    it: from its provider, or by a compile. A file deleted behind the daemon's back is
+//    handled the same way (its entries dropped; counted too). Rate 0 disables the scrubber.
 //  * Never more than one batch in flight; destruction stops the timer (a batch in flight
 //    finishes on the pool; its result is dropped).
 #pragma once

@@ -1,6 +1,7 @@
 // The background scrubber finds a stored object whose bytes changed behind the daemon's back
 // and drops it, so the next request rebuilds it rather than being served the damage.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -46,6 +47,29 @@ TEST_F(Scrub, FlippedBitIsFoundAndTheEntryIsRebuiltByTheNextRequest) {
   EXPECT_EQ(status()["cache"]["entries"].get<int>(), 0);
   EXPECT_NE(read_file(log_path_).find("is corrupt"), std::string::npos);
 
+  auto rebuilt = c.get(r);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message;
+  EXPECT_EQ(rebuilt->origin, Origin::compiled);
+  EXPECT_EQ(read_file(rebuilt->path), good);
+}
+
+TEST_F(Scrub, ObjectDeletedBehindTheDaemonsBackIsNoticedAndRebuilt) {
+  start({"--scrub-rate", "64M"});
+  Client c = client();
+  const std::string src = cuda_source(13);
+  Request r;
+  r.name = "axpy";
+  r.target = "sm_90a";
+  r.source = src;
+  auto first = c.get(r);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string good = read_file(first->path);
+  ASSERT_EQ(::unlink(first->path.c_str()), 0);
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (status()["cache"]["entries"].get<int>() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(status()["cache"]["entries"].get<int>(), 0) << read_file(log_path_);
+  EXPECT_NE(read_file(log_path_).find("file missing"), std::string::npos);
   auto rebuilt = c.get(r);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.error().message;
   EXPECT_EQ(rebuilt->origin, Origin::compiled);
