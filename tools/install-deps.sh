@@ -12,6 +12,8 @@ packages=(
   libsystemd-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   # tests
   libgtest-dev libgmock-dev sqlite3 xxhash zstd
+  # fuzzing: libFuzzer with ASan/UBSan (docs/fuzzing.md)
+  clang-14 libclang-rt-14-dev
   # hiprtc (AMD compiles, loaded at run time)
   libamdhip64-dev
 )
