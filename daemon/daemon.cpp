@@ -84,7 +84,12 @@ Status Daemon::start() {
                                    config_.index_flush_interval);
   std::promise<Status> loaded;
   index_worker_->submit([&](Index& idx) {
-    loaded.set_value(idx.for_each_entry([&](const EntryRow& row) { cache_->adopt(row); }));
+    // Sized once up front: growing a million-entry table rehashes it a dozen times.
+    auto rows = idx.count_entries();
+    if (!rows.ok()) return loaded.set_value(rows.error());
+    cache_->catalog().reserve(*rows);
+    loaded.set_value(idx.for_each_entry([&](const EntryRow& row) { cache_->adopt(row); },
+                                        Index::Names::skip));
   });
   if (auto status = loaded.get_future().get(); !status.ok()) return damaged(status.error());
   const auto load_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

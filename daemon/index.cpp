@@ -9,6 +9,10 @@ namespace {
 constexpr const char* kSelectEntries =
     "SELECT key, digest, size, kind, target, origin, name, created_at, last_served_at, "
     "serve_count, disk_size FROM entries";
+// The same columns, with an empty name in place of the stored one.
+constexpr const char* kSelectEntriesNoNames =
+    "SELECT key, digest, size, kind, target, origin, '', created_at, last_served_at, "
+    "serve_count, disk_size FROM entries";
 
 // Rows from schema version 1 lack an allocation: estimate it as whole 4 KiB blocks.
 std::uint64_t estimated_disk_size(std::uint64_t size) { return (size + 4095) / 4096 * 4096; }
@@ -109,8 +113,13 @@ Status Index::prepare_statements() {
   return {};
 }
 
-Status Index::for_each_entry(const std::function<void(const EntryRow&)>& on_row) {
-  KC_TRY_ASSIGN(SqliteStmt stmt, db_.prepare(kSelectEntries));
+Result<std::uint64_t> Index::count_entries() {
+  KC_TRY_ASSIGN(const std::int64_t n, db_.query_int("SELECT count(*) FROM entries"));
+  return static_cast<std::uint64_t>(n);
+}
+
+Status Index::for_each_entry(const std::function<void(const EntryRow&)>& on_row, Names names) {
+  KC_TRY_ASSIGN(SqliteStmt stmt, db_.prepare(names == Names::load ? kSelectEntries : kSelectEntriesNoNames));
   while (true) {
     KC_TRY_ASSIGN(const bool row, stmt.step());
     if (!row) return {};

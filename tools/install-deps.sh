@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kcache needs to build and test on Debian bookworm (root or sudo).
+# --bench also installs the benchmark's peers and plotting (tests/bench/kcache-bench):
+# ccache and sccache (wrapping nvcc), gnuplot.
 # NVRTC is not a Debian package: it comes from the CUDA toolkit in /usr/local/cuda where one
 # is installed; without it kcached runs and reports "NVRTC not available", and the CUDA
 # compile tests say so and skip.
@@ -17,6 +19,9 @@ packages=(
   # hiprtc (AMD compiles, loaded at run time)
   libamdhip64-dev
 )
+if [ "${1:-}" = --bench ]; then
+  packages+=(ccache sccache gnuplot-nox)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

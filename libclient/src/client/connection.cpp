@@ -1,7 +1,9 @@
 #include "client/connection.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 
@@ -54,7 +56,14 @@ Result<Fd> try_connect(const std::string& path, int& err) {
   do {
     rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   } while (rc != 0 && errno == EINTR);
-  if (rc == 0) return fd;
+  if (rc == 0) {
+    // Blocking from here on: replies are read by one recvmsg bounded by SO_RCVTIMEO (fill());
+    // sends stay non-blocking per call (MSG_DONTWAIT).
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+      return errno_error(Errc::io, "fcntl on the kcached socket");
+    return fd;
+  }
   err = errno;
   return Fd{};
 }
@@ -177,8 +186,11 @@ void Connection::keep_fd(int fd) noexcept {
 }
 
 Status Connection::fill(Deadline deadline) {
-  // The reply is rarely there the instant after a send: poll first, then one recvmsg.
-  KC_TRY(wait(POLLIN, deadline));
+  // One blocking recvmsg bounded by SO_RCVTIMEO, not poll + recvmsg: a hit costs its send and
+  // this receive and nothing else (docs/benchmarks.md, "Where a hit's microseconds go").
+  const auto left = deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return fail(make_error(Errc::timeout, ""));
+  KC_TRY(arm_receive_timeout(left));
   const std::span<char> space = reader_.prepare(64 * 1024);
   iovec iov{space.data(), space.size()};
   // Always room for SCM_RIGHTS: without it the kernel would drop a passed fd silently.
@@ -188,13 +200,11 @@ Status Connection::fill(Deadline deadline) {
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(fd_.get(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
+  const ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
   if (n < 0) {
     const int err = errno;
-    if (err == EAGAIN || err == EWOULDBLOCK) return {};  // woken without data; wait again
+    // The armed period ran out or a signal came: the caller rechecks the deadline.
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) return {};
     if (connection_lost(err))
       return fail(errno_error(Errc::disconnected, "kcached at '" + path_ + "' went away", err));
     return fail(errno_error(Errc::io, "receive from kcached", err));
@@ -211,6 +221,19 @@ Status Connection::fill(Deadline deadline) {
   if (n == 0)
     return fail(make_error(Errc::disconnected, "kcached at '" + path_ + "' closed the connection"));
   reader_.commit(static_cast<std::size_t>(n));
+  return {};
+}
+
+Status Connection::arm_receive_timeout(Clock::duration left) {
+  // Re-armed (a setsockopt) only when the deadline is nearer than the armed period, or much
+  // further: back-to-back requests with the same timeout arm it once per connection. A
+  // receive may outlast its deadline by at most kReceiveSlack.
+  if (armed_ > Clock::duration::zero() && armed_ <= left + kReceiveSlack && armed_ * 2 >= left) return {};
+  const auto us = std::chrono::ceil<std::chrono::microseconds>(left).count();
+  timeval tv{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
+  if (::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
+    return fail(errno_error(Errc::io, "setsockopt SO_RCVTIMEO"));
+  armed_ = left;
   return {};
 }
 

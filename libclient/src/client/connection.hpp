@@ -79,11 +79,13 @@ class Connection {
 
  private:
   static constexpr std::size_t kMaxFds = 4;  // more fds than this in one message are dropped
+  static constexpr Clock::duration kReceiveSlack = std::chrono::milliseconds(1);
 
   Connection(Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
   Status handshake(Deadline deadline);
   Status wait(short events, Deadline deadline);
   Status fill(Deadline deadline);
+  Status arm_receive_timeout(Clock::duration left);
   Error fail(Error error);  // marks the connection broken
   void keep_fd(int fd) noexcept;
 
@@ -98,6 +100,7 @@ class Connection {
   std::string send_buffer_;
   wire::GetRequest get_scratch_;
   std::uint32_t last_request_id_ = 0;
+  Clock::duration armed_{0};  // the socket's SO_RCVTIMEO; zero: not armed yet
   std::uint64_t generation_ = 0;
   bool broken_ = false;
 };

@@ -57,6 +57,29 @@ TEST_F(IndexTest, FreshDatabaseMigratesToTheLatestVersion) {
   EXPECT_EQ(*db->query_int("PRAGMA user_version"), Index::latest_schema_version());
 }
 
+TEST_F(IndexTest, StartupLoadSkipsNamesAndCountsRows) {
+  auto index = Index::open(path_);
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ(*index->count_entries(), 0u);
+  IndexBatch b;
+  for (int i = 0; i < 4; ++i) b.upserts.push_back(row(i));
+  ASSERT_TRUE(index->apply(b).ok());
+  EXPECT_EQ(*index->count_entries(), 4u);
+  std::vector<EntryRow> rows;
+  ASSERT_TRUE(index->for_each_entry([&](const EntryRow& r) { rows.push_back(r); },
+                                    Index::Names::skip).ok());
+  ASSERT_EQ(rows.size(), 4u);
+  for (const EntryRow& r : rows) {
+    EXPECT_TRUE(r.name.empty());  // everything else as stored
+    const int i = static_cast<int>(r.serve_count);
+    EXPECT_EQ(r.key, row(i).key);
+    EXPECT_EQ(r.digest, row(i).digest);
+    EXPECT_EQ(r.target, row(i).target);
+    EXPECT_EQ(r.last_served, row(i).last_served);
+  }
+  for (const EntryRow& r : all(*index)) EXPECT_EQ(r.name, row(static_cast<int>(r.serve_count)).name);
+}
+
 TEST_F(IndexTest, BatchesPersistAcrossReopen) {
   {
     auto index = Index::open(path_);
