@@ -132,8 +132,8 @@ set multiplot layout 1,2 title "N workers asking at once for one new module"
 set logscale x 2; set grid; set key top left; set xlabel "N (concurrent workers)"
 set ylabel "compiles"; set logscale y 2
 plot "{data}" using 1:2 with linespoints lw 2 title "kcache", \\
-     "{data}" using 1:4 with linespoints lw 2 title "ccache", \\
-     "{data}" using 1:6 with linespoints lw 2 title "sccache"
+     "{data}" using 1:4 with linespoints lw 4 title "ccache", \\
+     "{data}" using 1:6 with linespoints lw 2 dt 2 title "sccache (same as ccache where hidden)"
 set ylabel "wall time until all have it (ms)"; unset logscale y; set logscale y 10
 plot "{data}" using 1:3 with linespoints lw 2 title "kcache", \\
      "{data}" using 1:5 with linespoints lw 2 title "ccache", \\
