@@ -2,7 +2,7 @@
 publish, reply) against in-process NVRTC on the same sources, and nvcc alone, through
 ccache and through sccache (their misses)."""
 from .common import median, run_json
-from .peers import all_peers
+from .peers import all_peers, running
 
 
 def run(ctx):
@@ -25,16 +25,13 @@ def run(ctx):
             if why:
                 row[peer.name + '_ms'] = None
                 continue
-            peer.start()
-            try:
+            with running(peer):
                 times = []
                 for _ in range(cfg['peer_misses']):
                     src = f'{ctx.workdir}/miss-{peer.name}-{kind}.cu'
                     with open(src, 'w') as f:
                         f.write(ctx.source(kind, ctx.fresh_nonce()))
                     times.append(peer.compile(src, src + '.cubin'))
-            finally:
-                peer.stop()
             row[peer.name + '_ms'] = median(times) * 1e3
         out[kind] = row
         ctx.say(f'compile {kind}: kcache miss {row["kcache_ms"]:.1f} ms, in-process NVRTC '

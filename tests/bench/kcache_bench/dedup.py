@@ -6,7 +6,7 @@ import subprocess
 import time
 
 from .common import run_json
-from .peers import all_peers
+from .peers import running, wrappers
 
 
 def run_peer(ctx, peer, n, nonce):
@@ -37,21 +37,12 @@ def run(ctx):
         out['kcache'].append(r)
         ctx.say(f'dedup kcache, N={n:2d}: {r["compiles"]} compile(s), wall {r["wall_ms"]:.0f} ms, '
                 f'origins {r["origins"]}')
-    for peer in all_peers(ctx.workdir):
-        if peer.name == 'nvcc':
-            continue
-        why = peer.available()
-        if why:
-            out['peers'][peer.name] = {'skipped': why}
-            continue
-        peer.start()
-        try:
+    for peer in wrappers(ctx.workdir, out['peers'], ctx.say):
+        with running(peer):
             rows = []
             for n in cfg['dedup_clients']:
                 rows.append(run_peer(ctx, peer, n, ctx.fresh_nonce()))
                 ctx.say(f'dedup {peer.name}, N={n:2d}: {rows[-1]["compiles"]} compile(s), '
                         f'wall {rows[-1]["wall_ms"]:.0f} ms')
             out['peers'][peer.name] = rows
-        finally:
-            peer.stop()
     return out

@@ -3,7 +3,7 @@ floors measured in the same run: the Unix-socket round trip (same sizes, N clien
 epoll thread), a bare stat()+open() of the module file, and ccache/sccache hits of the same
 module compiled by nvcc."""
 from .common import median, run_json
-from .peers import all_peers
+from .peers import running, wrappers
 
 
 def run(ctx):
@@ -28,21 +28,11 @@ def run(ctx):
     with open(src, 'w') as f:
         f.write(ctx.source('small', 1))
     out['peers'] = {}
-    for peer in all_peers(ctx.workdir):
-        if peer.name == 'nvcc':
-            continue
-        why = peer.available()
-        if why:
-            out['peers'][peer.name] = {'skipped': why}
-            ctx.say(f'{peer.name} hit: skipped: {why}')
-            continue
-        peer.start()
-        try:
+    for peer in wrappers(ctx.workdir, out['peers'], ctx.say):
+        with running(peer):
             peer.compile(src, f'{ctx.workdir}/hit-{peer.name}-miss.cubin')
             times = [peer.compile(src, f'{ctx.workdir}/hit-{peer.name}-{i}.cubin')
                      for i in range(cfg['peer_hits'])]
-        finally:
-            peer.stop()
         out['peers'][peer.name] = {'hit_ms': median(times) * 1e3, 'hits_ms': [t * 1e3 for t in times]}
         ctx.say(f'{peer.name} hit of the same module: {median(times) * 1e3:.1f} ms')
     return out

@@ -7,6 +7,7 @@ the bench's workdir and, for sccache, its own server port, so the user's caches 
 are untouched. `available()` says why a peer cannot run; `compiles()` is the wrapper's miss
 counter (a real nvcc run), read from its own statistics.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -72,3 +73,26 @@ class Peer:
 
 def all_peers(workdir, target='sm_90a'):
     return [Peer(n, workdir, target) for n in ('nvcc', 'ccache', 'sccache')]
+
+
+def wrappers(workdir, record, say):
+    """ccache and sccache where installed; each absent one is recorded in `record` with why."""
+    for peer in all_peers(workdir):
+        if peer.name == 'nvcc':
+            continue
+        why = peer.available()
+        if why:
+            record[peer.name] = {'skipped': why}
+            say(f'{peer.name}: skipped: {why}')
+            continue
+        yield peer
+
+
+@contextlib.contextmanager
+def running(peer):
+    """The peer's server (sccache) up for the block, stopped after it."""
+    peer.start()
+    try:
+        yield peer
+    finally:
+        peer.stop()
