@@ -3,8 +3,10 @@
 // Contract (loop thread only):
 //  * lookup() and mark_served() are the hit path: a hash lookup and a few stores in memory.
 //    Access times and counters reach SQLite in batches (flush every `flush_interval`).
-//  * publish() stages the bytes on the thread pool (hash, write, fsync), then commits on the
-//    loop: rename into objects/, catalog insert, index upsert queued. `done` gets the entry.
+//  * publish() stages the bytes on the thread pool (hash, write, fsync, and re-hash an object
+//    already stored under that digest), then commits on the loop: rename into objects/ (an
+//    existing object is kept only when verified, store.hpp), catalog insert, index upsert
+//    queued. `done` gets the entry.
 //  * remove() drops a key everywhere; the object file goes when its last key goes.
 //  * Every batch that names a new object first fsyncs the shard directories it touched, so a
 //    durable row always names a durable file.

@@ -7,8 +7,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "common/fd.hpp"
-
 namespace kcache::daemon {
 
 namespace {
@@ -105,19 +103,16 @@ void scan_store(const Store& store, bool full, std::vector<Item>& items,
     if (v == verdicts.end()) {
       Candidate c{Candidate::What::missing, 0, 0, {}, {}};
       bool good = false;
-      auto fd = store.open_object(it.digest, it.kind);
-      if (!fd.ok()) {
-        c.detail = fd.error().message;
-      } else if (auto bytes = read_whole_file(fd->get()); !bytes.ok()) {
-        c.detail = bytes.error().message;
+      if (auto check = store.check_object(it.digest, it.kind); !check.ok()) {
+        c.detail = check.error().message;
       } else {
-        checked_bytes += bytes->size();
-        if (bytes->size() != it.size) {
+        checked_bytes += check->size;
+        if (check->size != it.size) {
           c.what = Candidate::What::size_mismatch;
-          c.detail = "size " + std::to_string(bytes->size()) + ", index says " + std::to_string(it.size);
-        } else if (const Digest128 d = digest_of(*bytes); d != it.digest) {
+          c.detail = "size " + std::to_string(check->size) + ", index says " + std::to_string(it.size);
+        } else if (!check->intact()) {
           c.what = Candidate::What::digest_mismatch;
-          c.detail = "content digest " + d.hex();
+          c.detail = "content digest " + check->digest.hex();
         } else {
           good = true;
         }
@@ -273,7 +268,12 @@ void Reconciler::decide(Scan& scan) {
   }
   for (const Problem& p : report.problems)
     spdlog::info("reconcile: {} {} {}", p.kind, p.path, p.detail);
-  for (auto& w : scan.waiters) w(report);
+  // A repair is reported once it is on the disk: the removals it scheduled run on the pool.
+  auto answer = [waiters = std::move(scan.waiters), report]() mutable {
+    for (auto& w : waiters) w(report);
+  };
+  if (report.repaired > 0) cache_.after_removals(std::move(answer));
+  else answer();
   start_next();
 }
 

@@ -10,6 +10,7 @@
 //  * Decisions are taken on the loop against the catalog as it is then, so a module published
 //    while the pool thread was listing is never mistaken for an orphan.
 //  * One pass at a time; a request during a pass waits for the next one (never a stale report).
+//    A pass answers once the files its repairs removed are off the disk.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "common/fd.hpp"
-
 namespace kcache::daemon {
 
 Scrubber::Scrubber(uv_loop_t* loop, Cache& cache, Stats& stats, std::uint64_t bytes_per_second)
@@ -72,27 +70,22 @@ void Scrubber::check_next_batch() {
         for (std::size_t i = 0; i < batch->size(); ++i) {
           const SnapshotItem& it = (*batch)[i];
           if (i > 0 && (*batch)[i - 1].digest == it.digest) continue;
-          auto fd = store.open_object(it.digest, it.kind);
-          if (!fd.ok()) {
+          auto check = store.check_object(it.digest, it.kind);
+          if (!check.ok()) {
             // Deleted behind the daemon's back (or evicted meanwhile: the loop checks that the
             // entry still names this object before dropping anything).
-            if (fd.error().code == Errc::not_found) corrupt->push_back({it.digest, "file missing"});
-            else corrupt->push_back({it.digest, fd.error().message});
+            if (check.error().code == Errc::not_found) corrupt->push_back({it.digest, "file missing"});
+            else corrupt->push_back({it.digest, check.error().message});
             continue;
           }
-          auto bytes = read_whole_file(fd->get());
-          if (!bytes.ok()) {
-            corrupt->push_back({it.digest, bytes.error().message});
-            continue;
-          }
-          *checked += bytes->size();
-          if (const Digest128 d = digest_of(*bytes); d != it.digest) {
+          *checked += check->size;
+          if (!check->intact()) {
             // Gone at once: from here on no client opens the damaged bytes, and the rebuild
             // publishes fresh ones under the same name.
             if (auto gone = store.unlink_damaged(it.digest, it.kind); !gone.ok())
               spdlog::error("scrub: {}", gone.error().message);
-            corrupt->push_back({it.digest, "content digest " + d.hex() + ", " +
-                                               std::to_string(bytes->size()) + " bytes"});
+            corrupt->push_back({it.digest, "content digest " + check->digest.hex() + ", " +
+                                               std::to_string(check->size) + " bytes"});
           }
         }
       },

@@ -40,6 +40,13 @@ std::string next_staging_name(const Digest128& digest) {
          std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
 }
 
+FileStamp stamp_of(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+}
+
 struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
@@ -131,6 +138,15 @@ Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) const
     return make_error(written.error().code, "staging " + staged.digest.hex() + ": " +
                                                 written.error().message);
   }
+  // Whatever already has this name is judged here, on the pool, so commit() decides on the
+  // loop without reading a byte.
+  if (auto existing = check_object(staged.digest, kind); existing.ok()) {
+    const bool same = existing->intact() && existing->size == staged.size;
+    staged.existing = same ? StagedObject::Existing::intact : StagedObject::Existing::damaged;
+    staged.existing_stamp = existing->stamp;
+  } else if (existing.error().code != Errc::not_found) {
+    staged.existing = StagedObject::Existing::damaged;  // a planted non-file, unreadable bytes
+  }
   return staged;
 }
 
@@ -147,19 +163,33 @@ Result<bool> Store::commit(const StagedObject& staged) const {
     removals_->moved.wait(lock, [&] { return !removals_->moving.contains(item); });
   }
   if (::renameat2(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str(),
-                  RENAME_NOREPLACE) == 0)
+                  RENAME_NOREPLACE) == 0) {
+    remember_published(shard, name);
     return true;
+  }
   const int err = errno;
   if (err == EEXIST) {
-    // Same digest already stored. Only a regular file counts: anything else was planted.
+    // Kept only if its bytes were verified and it is untouched since: the file stage() hashed
+    // and found right, or one a concurrent publish of the same bytes put there.
     struct stat st {};
-    if (::fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-        static_cast<std::uint64_t>(st.st_size) == staged.size) {
-      discard(staged);
-      return false;
+    if (::fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+      const FileStamp now = stamp_of(st);
+      if ((staged.existing == StagedObject::Existing::intact && now == staged.existing_stamp) ||
+          published_here(name, now)) {
+        discard(staged);
+        return false;
+      }
     }
-    // A foreign or torn file with our name: replace it atomically with the verified bytes.
-    if (::renameat(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str()) == 0) return true;
+    if (staged.existing == StagedObject::Existing::damaged)
+      spdlog::warn("store: {} does not hold the bytes it is named by; replacing it with the "
+                   "verified ones being published",
+                   object_path(staged.digest, staged.kind));
+    // Damaged, planted, or not the file stage() looked at: replace it atomically with the
+    // verified bytes (readers holding the old file keep it; new ones get these).
+    if (::renameat(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str()) == 0) {
+      remember_published(shard, name);
+      return true;
+    }
     discard(staged);
     return errno_error(Errc::io, "cannot replace " + object_path(staged.digest, staged.kind));
   }
@@ -167,14 +197,34 @@ Result<bool> Store::commit(const StagedObject& staged) const {
   return errno_error(Errc::io, "cannot publish " + object_path(staged.digest, staged.kind), err);
 }
 
+void Store::remember_published(int shard_fd, const std::string& name) const {
+  constexpr std::size_t kRemembered = 256;  // far more than publishes staged at once
+  struct stat st {};
+  if (::fstatat(shard_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  std::lock_guard lock(recent_->mu);
+  if (recent_->items.size() == kRemembered) recent_->items.pop_front();
+  recent_->items.emplace_back(name, stamp_of(st));
+}
+
+bool Store::published_here(const std::string& name, const FileStamp& stamp) const {
+  std::lock_guard lock(recent_->mu);
+  for (auto it = recent_->items.rbegin(); it != recent_->items.rend(); ++it)
+    if (it->first == name) return it->second == stamp;
+  return false;
+}
+
 void Store::discard(const StagedObject& staged) const {
   ::unlinkat(tmp_fd_.get(), staged.staging_name.c_str(), 0);
 }
 
 Result<Fd> Store::open_object(const Digest128& digest, ObjectKind kind) const {
+  return open_object_with(digest, kind, 0);
+}
+
+Result<Fd> Store::open_object_with(const Digest128& digest, ObjectKind kind, int extra_flags) const {
   const std::string name = object_name(digest, kind);
   const int fd = ::openat(shard_fds_[shard_of(digest)].get(), name.c_str(),
-                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | extra_flags);
   if (fd < 0) {
     const int err = errno;
     return errno_error(err == ENOENT ? Errc::not_found : Errc::io,
@@ -186,6 +236,32 @@ Result<Fd> Store::open_object(const Digest128& digest, ObjectKind kind) const {
   if (!S_ISREG(st.st_mode))
     return make_error(Errc::corrupt, object_path(digest, kind) + " is not a regular file");
   return owned;
+}
+
+Result<ObjectCheck> Store::check_object(const Digest128& digest, ObjectKind kind) const {
+  // O_NONBLOCK: a FIFO planted under the name must not hang a pool thread in open().
+  KC_TRY_ASSIGN(const Fd fd, open_object_with(digest, kind, O_NONBLOCK));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errno_error(Errc::io, "fstat " + object_path(digest, kind));
+  ObjectCheck check;
+  check.expected = digest;
+  check.stamp = stamp_of(st);
+  // Reused per pool thread: checking never allocates per object or holds a module in memory.
+  constexpr std::size_t kChunk = 128 * 1024;
+  thread_local const std::unique_ptr<char[]> buffer(new char[kChunk]);
+  Hasher hasher;
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer.get(), kChunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_error(Errc::io, "cannot read " + object_path(digest, kind));
+    }
+    if (n == 0) break;
+    hasher.update(buffer.get(), static_cast<std::size_t>(n));
+    check.size += static_cast<std::uint64_t>(n);
+  }
+  check.digest = hasher.finish();
+  return check;
 }
 
 Result<bool> Store::object_exists(const Digest128& digest, ObjectKind kind) const {

@@ -3,10 +3,20 @@
 // Layout: objects/<first two hex digits>/<32-hex digest>.<cubin|hsaco>, files mode 0444,
 // staging in tmp/. Contract:
 //  * `stage(bytes, kind)` (any thread) writes a new file in tmp/, fsyncs it and returns its
-//    digest and allocated size. Nothing under objects/ changes.
+//    digest and allocated size. Nothing under objects/ changes. When an object of that name
+//    already exists, it also reads it back (check_object) and records whether it holds the
+//    staged bytes, so that commit() decides on the loop without reading a byte.
 //  * `commit(staged)` (loop thread) publishes it with renameat2(RENAME_NOREPLACE): readers see
-//    the whole file or none. If an object with that digest already exists the staged copy is
-//    dropped (identical bytes are stored once) and `false` is returned.
+//    the whole file or none. If an object with that digest already exists, it is kept — the
+//    staged copy dropped (identical bytes are stored once) and `false` returned — only when it
+//    is still the same, unchanged file (inode, size, times) as one whose bytes were verified:
+//    the file stage() hashed and found right, or one this store itself renamed into place
+//    lately (a concurrent publish of the same bytes, staged before it landed). Otherwise
+//    (damaged: same size, other bytes; a planted symlink; replaced behind the daemon's back)
+//    it is replaced atomically with the staged, verified bytes and `true` is returned: a
+//    publish never leaves in place bytes nobody verified.
+//  * `check_object` (any thread) streams an object through the XXH3-128 Hasher in 128 KiB
+//    chunks and reports what it holds; the scrubber and `verify` judge objects with it.
 //  * Object paths are resolved under directory fds with O_NOFOLLOW: a symlink planted in
 //    objects/ is never followed. The shard directory fsync that makes a rename durable is
 //    `sync_shards`, called by the index worker before it commits rows naming new objects.
@@ -23,6 +33,7 @@
 #include <bitset>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,12 +49,35 @@
 
 namespace kcache::daemon {
 
+// Which file a name pointed to and whether it changed since: inode and metadata, not bytes.
+struct FileStamp {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+// What check_object read back.
+struct ObjectCheck {
+  Digest128 expected;      // the digest the object is named by
+  Digest128 digest;        // XXH3-128 of the bytes read
+  std::uint64_t size = 0;  // bytes read
+  FileStamp stamp;         // the file they were read from
+  bool intact() const noexcept { return digest == expected; }
+};
+
 struct StagedObject {
   std::string staging_name;  // under tmp/
   Digest128 digest;
   std::uint64_t size = 0;
   std::uint64_t disk_size = 0;  // allocated bytes after fsync
   ObjectKind kind = ObjectKind::cubin;
+  // The object already under this name when staging looked: none, one holding exactly the
+  // staged bytes (`existing_stamp` says which file), or anything else (damaged).
+  enum class Existing { none, intact, damaged } existing = Existing::none;
+  FileStamp existing_stamp;
 };
 
 struct ShardFile {
@@ -68,6 +102,10 @@ class Store {
   void discard(const StagedObject& staged) const;
 
   Result<Fd> open_object(const Digest128& digest, ObjectKind kind) const;
+  // Any thread: reads the object through a reused 128 KiB per-thread buffer (never whole in
+  // memory) and hashes it. Errors: Errc::not_found when it is gone, Errc::corrupt when it is
+  // not a regular file, Errc::io when it cannot be read. Judging a size is the caller's.
+  Result<ObjectCheck> check_object(const Digest128& digest, ObjectKind kind) const;
   Result<bool> object_exists(const Digest128& digest, ObjectKind kind) const;
   Status remove_object(const Digest128& digest, ObjectKind kind) const;
   // Schedules the removal of any directory entry of a shard by name (an object, an orphan, a
@@ -96,6 +134,8 @@ class Store {
   Status sweep_staging() const;
 
  private:
+  Result<Fd> open_object_with(const Digest128& digest, ObjectKind kind, int extra_flags) const;
+
   std::string root_;  // the cache directory
   std::string objects_path_;
   Fd root_fd_;
@@ -112,6 +152,15 @@ class Store {
     bool pending = false;
   };
   std::unique_ptr<Removals> removals_ = std::make_unique<Removals>();
+  // The last objects commit() put in place and their stamps: a publish of the same bytes that
+  // was staged before one of them landed trusts it without a read (see commit()).
+  struct Recent {
+    std::mutex mu;
+    std::deque<std::pair<std::string, FileStamp>> items;  // newest last, bounded
+  };
+  std::unique_ptr<Recent> recent_ = std::make_unique<Recent>();
+  void remember_published(int shard_fd, const std::string& name) const;
+  bool published_here(const std::string& name, const FileStamp& stamp) const;
 };
 
 }  // namespace kcache::daemon

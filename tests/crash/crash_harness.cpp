@@ -6,7 +6,7 @@
 //   kcache-crash-harness [--kcached PATH] [--kills N] [--seed S] [--threads N] [--hit-threads N]
 //                        [--min-delay-ms MS] [--max-delay-ms MS] [--startup-kill-percent P]
 //                        [--max-size SIZE] [--fresh-per-mille N] [--warm-modules N]
-//                        [--workdir DIR] [--keep]
+//                        [--providers N] [--provider-kill-percent P] [--workdir DIR] [--keep]
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,12 +14,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "daemon_process.hpp"
+#include "kcache/kcache.hpp"
 #include "ledger.hpp"
+#include "provider_churn.hpp"
 #include "restart_checks.hpp"
 #include "workload.hpp"
 
@@ -44,6 +50,8 @@ struct Args {
   std::string max_size = "64K";  // ~16 small cubins: GC runs all the time
   int fresh_per_mille = 60;
   int warm_modules = 16;  // compiled before the first kill
+  int providers = 3;      // at most this many providers in the root at once; 0: none
+  int provider_kill_percent = 20;  // of kills timed by a new provider's prefetch
   std::string workdir;
   bool keep = false;
 };
@@ -53,7 +61,8 @@ struct Args {
                "kcache-crash-harness: %s\nusage: kcache-crash-harness [--kcached PATH] [--kills N] "
                "[--seed S] [--threads N] [--hit-threads N] [--min-delay-ms MS] [--max-delay-ms MS] "
                "[--startup-kill-percent P] [--max-size SIZE] [--fresh-per-mille N] "
-               "[--warm-modules N] [--workdir DIR] [--keep]\n",
+               "[--warm-modules N] [--providers N] [--provider-kill-percent P] [--workdir DIR] "
+               "[--keep]\n",
                why);
   std::exit(2);
 }
@@ -85,6 +94,8 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--max-size") a.max_size = v;
     else if (arg == "--fresh-per-mille") a.fresh_per_mille = static_cast<int>(number());
     else if (arg == "--warm-modules") a.warm_modules = static_cast<int>(number());
+    else if (arg == "--providers") a.providers = static_cast<int>(number());
+    else if (arg == "--provider-kill-percent") a.provider_kill_percent = static_cast<int>(number());
     else if (arg == "--workdir") a.workdir = v;
     else usage(("unknown option " + arg).c_str());
   }
@@ -108,6 +119,51 @@ bool compiler_available(const nlohmann::json& status, const char* backend) {
   for (const auto& c : status["compilers"])
     if (c.value("backend", std::string()) == backend && c.value("available", false)) return true;
   return false;
+}
+
+kcache::Client peek_client(const std::string& socket) {
+  kcache::ClientOptions o;
+  o.socket_path = socket;
+  o.connect_timeout = std::chrono::milliseconds(300);
+  o.request_timeout = std::chrono::milliseconds(2000);
+  o.fallback = false;
+  return std::move(kcache::Client::open(o)).value();
+}
+
+struct PrefetchState {
+  std::uint64_t in_flight = 0;  // jobs queued or running
+  std::uint64_t done = 0;       // jobs finished in this daemon's life
+};
+
+std::optional<PrefetchState> prefetch_state(const kcache::Client& c) {
+  auto reply = c.control("status");
+  if (!reply) return std::nullopt;
+  const nlohmann::json st = nlohmann::json::parse(*reply, nullptr, false);
+  if (st.is_discarded() || !st.contains("prefetch")) return std::nullopt;
+  const auto& p = st["prefetch"];
+  return PrefetchState{p.value("queued", std::uint64_t{0}) + p.value("running", std::uint64_t{0}),
+                       p.value("done", std::uint64_t{0})};
+}
+
+// The daemon about to be killed: were prefetch jobs in flight, and how many did it
+// materialize in its life (lost with it otherwise)? Best effort: a busy daemon may not answer.
+void peek_before_kill(const kcache::Client& c, Ledger& ledger, std::uint64_t& done_this_life) {
+  const auto st = prefetch_state(c);
+  if (!st) return;
+  if (st->in_flight > 0) ++ledger.prefetch_kills;
+  done_this_life = st->done;
+}
+
+// After a provider landed: polls until its prefetch is in flight or, with `until_done`, has
+// just finished (its index rows are then still in the unflushed batch). At most 800 ms.
+void wait_for_prefetch(const kcache::Client& c, std::uint64_t done_before, bool until_done) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(800);
+  while (Clock::now() < deadline) {
+    const auto st = prefetch_state(c);
+    if (st && !until_done && st->in_flight > 0) return;
+    if (st && until_done && st->done > done_before && st->in_flight == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 void on_signal(int sig) {
@@ -135,10 +191,28 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   Ledger ledger;
-  DaemonProcess daemon(args.kcached, dir,
-                       {"--devices", "sm_90a,gfx90a", "--max-size", args.max_size, "--gc-grace", "2s",
-                        "--compile-workers", "2", "--log-level", "info"});
-  RestartChecks checks(daemon, ledger);
+  std::vector<std::string> daemon_args{"--devices", "sm_90a,gfx90a", "--max-size", args.max_size,
+                                       "--gc-grace", "2s", "--compile-workers", "2",
+                                       "--log-level", "info"};
+  const std::string provider_root = dir + "/providers";
+  if (args.providers > 0) {
+    std::filesystem::create_directories(provider_root);
+    daemon_args.insert(daemon_args.end(), {"--provider-root", provider_root});
+  }
+  DaemonProcess daemon(args.kcached, dir, daemon_args);
+  // Built before the workload, which needs it; it packs cubins only the workload can give.
+  std::unique_ptr<Workload> workload;
+  std::unique_ptr<ProviderChurn> churn;
+  if (args.providers > 0) {
+    ProviderChurnOptions po;
+    po.root = provider_root;
+    po.scratch = dir + "/provider-scratch";
+    po.seed = args.seed;
+    po.max_present = args.providers;
+    churn = std::make_unique<ProviderChurn>(
+        po, ledger, [&workload] { return workload ? workload->cubin_bank() : std::vector<std::string>{}; });
+  }
+  RestartChecks checks(daemon, ledger, churn.get());
   std::mt19937_64 rng(args.seed);
   auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const auto started = Clock::now();
@@ -160,10 +234,11 @@ int main(int argc, char** argv) {
   wo.seed = args.seed;
   wo.fresh_per_mille = args.fresh_per_mille;
   wo.hip_per_mille = compiler_available(status, "hip") ? 10 : 0;
-  Workload workload(wo, ledger);
-  workload.daemon_up();
-  workload.start();
-  workload.resume();
+  wo.providers = churn.get();
+  workload = std::make_unique<Workload>(wo, ledger);
+  workload->daemon_up();
+  workload->start();
+  workload->resume();
 
   // Warm-up without kills, so that hits have modules to hit: a compile takes longer than most
   // kill delays, and fresh compiles (a few per cycle) then mostly die with the daemon.
@@ -172,15 +247,45 @@ int main(int argc, char** argv) {
          Clock::now() < warm_deadline && ledger.violation_count() == 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
 
+  if (churn) {
+    churn->start();
+    churn->resume();
+  }
+  const kcache::Client peek = peek_client(daemon.socket());
+  std::uint64_t materialized_this_life = 0;
+  auto pause_all = [&] {
+    workload->pause();
+    if (churn) churn->pause();
+  };
+  auto resume_all = [&] {
+    workload->daemon_up();
+    workload->resume();
+    if (churn) churn->resume();
+  };
+
   int kills = 0;
   int startup_kills = 0;
   bool alive = true;
   for (int k = 1; k <= args.kills && alive; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(uniform(args.min_delay_ms, args.max_delay_ms)));
-    workload.daemon_down();
+    // Now and then the kill is timed to land while a new provider is scanned and prefetched.
+    if (churn && uniform(0, 99) < args.provider_kill_percent) {
+      const auto before = prefetch_state(peek);
+      const bool until_done = uniform(0, 9) < 3;
+      const int extra_ms = until_done ? uniform(0, 100) : uniform(0, 4);
+      if (churn->add_now()) {
+        ++ledger.provider_timed_kills;
+        wait_for_prefetch(peek, before ? before->done : 0, until_done);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(uniform(args.min_delay_ms, args.max_delay_ms)));
+    }
+    if (churn) peek_before_kill(peek, ledger, materialized_this_life);
+    workload->daemon_down();
     daemon.kill_hard();
     ++kills;
-    workload.pause();
+    ledger.materialized += std::exchange(materialized_this_life, 0);
+    pause_all();
     ledger.cycle = static_cast<std::uint64_t>(k);
     if (uniform(0, 99) < args.startup_kill_percent) {  // a crash inside start-up recovery too
       std::string error;
@@ -193,21 +298,25 @@ int main(int argc, char** argv) {
     alive = start_ready(daemon, ledger, status);
     if (!alive) break;  // reported; nothing more to check against
     checks.run(status);
-    workload.daemon_up();
-    workload.resume();
+    resume_all();
     if (k % 10 == 0) {
-      std::printf("  %d kills, %llu requests, %llu modules verified, %zu violations\n", k,
+      std::printf("  %d kills, %llu requests, %llu modules verified (%llu from providers), "
+                  "%zu violations\n", k,
                   static_cast<unsigned long long>(ledger.requests.load()),
                   static_cast<unsigned long long>(ledger.modules_verified.load()),
+                  static_cast<unsigned long long>(ledger.provider_served.load()),
                   ledger.violation_count());
       std::fflush(stdout);
     }
   }
   // A last stretch of work, then a clean stop and one more start: the last checks.
   if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(args.max_delay_ms));
-  workload.pause();
-  workload.stop();
+  pause_all();
+  workload->stop();
+  if (churn) churn->stop();
   if (alive) {
+    if (churn) peek_before_kill(peek, ledger, materialized_this_life);
+    ledger.materialized += materialized_this_life;
     if (const int rc = daemon.stop(std::chrono::seconds(30)); rc != 0)
       ledger.violation("kcached did not stop cleanly on SIGTERM (status " + std::to_string(rc) + ")");
     ledger.cycle = static_cast<std::uint64_t>(kills) + 1;
@@ -231,9 +340,27 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(ledger.hits.load()),
               static_cast<unsigned long long>(ledger.module_bytes.load()));
   std::printf("admin ops            %llu gc/evict\n", static_cast<unsigned long long>(ledger.admin_ops.load()));
-  std::printf("restart checks       %llu verify runs, %llu index entries re-hashed\n",
+  if (churn) {
+    std::printf("providers            %llu added, %llu removed; %llu requests for their modules: "
+                "%llu served and verified, %llu refused while their provider came or went\n",
+                static_cast<unsigned long long>(ledger.providers_added.load()),
+                static_cast<unsigned long long>(ledger.providers_removed.load()),
+                static_cast<unsigned long long>(ledger.provider_requests.load()),
+                static_cast<unsigned long long>(ledger.provider_served.load()),
+                static_cast<unsigned long long>(ledger.provider_absent.load()));
+    std::printf("prefetch             %llu modules materialized (daemons' prefetch.done); %llu kills "
+                "timed after a provider landed, %llu landed with prefetch jobs in flight; "
+                "%llu prefetch runs after restarts\n",
+                static_cast<unsigned long long>(ledger.materialized.load()),
+                static_cast<unsigned long long>(ledger.provider_timed_kills.load()),
+                static_cast<unsigned long long>(ledger.prefetch_kills.load()),
+                static_cast<unsigned long long>(ledger.prefetch_checks.load()));
+  }
+  std::printf("restart checks       %llu verify runs, %llu index entries re-hashed (%llu of origin "
+              "provider)\n",
               static_cast<unsigned long long>(ledger.verifies.load()),
-              static_cast<unsigned long long>(ledger.entries_checked.load()));
+              static_cast<unsigned long long>(ledger.entries_checked.load()),
+              static_cast<unsigned long long>(ledger.provider_entries_checked.load()));
   std::printf("start-up repairs     %llu", static_cast<unsigned long long>(ledger.startup_repairs.load()));
   for (const auto& [kind, n] : checks.repairs())
     std::printf(" %s=%llu", kind.c_str(), static_cast<unsigned long long>(n));

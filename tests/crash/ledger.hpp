@@ -41,9 +41,21 @@ class Ledger {
   std::atomic<std::uint64_t> compiled{0};          // replies with origin "compiled"
   std::atomic<std::uint64_t> hits{0};              // replies with origin "hit"
   std::atomic<std::uint64_t> admin_ops{0};         // gc and evict that succeeded
+  // Providers (provider_churn.hpp) and the workload's requests for their modules.
+  std::atomic<std::uint64_t> providers_added{0};
+  std::atomic<std::uint64_t> providers_removed{0};
+  std::atomic<std::uint64_t> provider_requests{0};  // gets of a provider module (no source)
+  std::atomic<std::uint64_t> provider_served{0};    // received with origin provider, verified
+  std::atomic<std::uint64_t> provider_absent{0};    // refused while its provider came or went
+  // Kills (main thread).
+  std::atomic<std::uint64_t> provider_timed_kills{0};  // kills timed just after a provider landed
+  std::atomic<std::uint64_t> prefetch_kills{0};        // kills with prefetch jobs queued or running
+  std::atomic<std::uint64_t> materialized{0};          // the daemons' prefetch.done, summed over lives
   // Post-restart checks (main thread).
   std::atomic<std::uint64_t> verifies{0};
   std::atomic<std::uint64_t> entries_checked{0};   // listed entries whose file was re-hashed
+  std::atomic<std::uint64_t> provider_entries_checked{0};  // of them, origin provider
+  std::atomic<std::uint64_t> prefetch_checks{0};   // `prefetch` runs after restarts
   std::atomic<std::uint64_t> startup_repairs{0};   // reconcile repairs logged at start-up
 
  private:

@@ -45,21 +45,61 @@ json control(const Client& c, Ledger& ledger, const char* op, const std::string&
 void RestartChecks::run(const json& ready_status) {
   check_counters(ready_status);
   tally_repairs();
-  // Quiescent: no workload now; a start-up GC may still be removing files.
+  // Quiescent: no workload now; a start-up GC may still be removing files, the start-up
+  // prefetch still publishing (and its publishes may start a GC).
+  if (!wait_gc_idle()) return;
+  if (providers_ != nullptr) {
+    check_providers();
+    if (!wait_gc_idle()) return;
+  }
+  check_verify();
+  check_entries();
+}
+
+bool RestartChecks::wait_gc_idle() {
   const Client c = control_client(daemon_.socket());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     const json st = control(c, ledger_, "status");
-    if (st.is_null()) return;
-    if (!st["gc"].value("running", false)) break;
+    if (st.is_null()) return false;
+    if (!st["gc"].value("running", false)) return true;
     if (std::chrono::steady_clock::now() > deadline) {
       ledger_.violation("a start-up GC still running 30 s after the restart");
-      return;
+      return false;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  check_verify();
-  check_entries();
+}
+
+void RestartChecks::check_providers() {
+  const Client c = control_client(daemon_.socket());
+  const json doc = control(c, ledger_, "prefetch");
+  if (doc.is_null()) return;
+  ++ledger_.prefetch_checks;
+  if (doc.value("failed", std::uint64_t{0}) != 0)
+    ledger_.violation("prefetch after the restart failed " + doc["failed"].dump() +
+                      " module(s): " + doc["providers"].dump());
+  std::map<std::string, std::size_t> expected = providers_->present();
+  for (const auto& p : doc["providers"]) {
+    const std::string path = p.value("path", std::string());
+    const std::string state = p.value("state", std::string());
+    if (state == "removed") continue;
+    const std::string dir = path.substr(path.rfind('/') + 1);
+    const auto it = expected.find(dir);
+    if (it == expected.end()) {
+      ledger_.violation("the daemon lists provider " + path + " (" + state +
+                        ") that is not in the root");
+      continue;
+    }
+    if (state != "active" || !p["refused_modules"].empty() ||
+        p.value("modules", std::size_t{0}) != it->second)
+      ledger_.violation("provider " + path + " after the restart and a prefetch: " + p.dump() +
+                        " (the harness wrote " + std::to_string(it->second) + " good modules)");
+    expected.erase(it);
+  }
+  for (const auto& [dir, modules] : expected)
+    ledger_.violation("provider " + dir + " (" + std::to_string(modules) +
+                      " modules) is in the root but the daemon does not list it");
 }
 
 void RestartChecks::check_counters(const json& status) {
@@ -139,7 +179,21 @@ void RestartChecks::check_entries() {
     if (const std::string d = xxh128_hex(r.bytes); d != e.value("digest", std::string()))
       ledger_.violation(what + ": content digest " + d + ", the index says " + e["digest"].dump());
     ++ledger_.entries_checked;
+    if (e.value("origin", std::string()) == "provider") check_provider_entry(e, what);
   }
+}
+
+void RestartChecks::check_provider_entry(const json& e, const std::string& what) {
+  ++ledger_.provider_entries_checked;
+  const auto shipped = providers_ != nullptr ? providers_->shipped_digest(e.value("name", std::string()))
+                                             : std::nullopt;
+  if (!shipped)
+    ledger_.violation(what + ": an entry of origin provider for a module no provider shipped");
+  else if (*shipped != e.value("digest", std::string()))
+    ledger_.violation(what + ": a provider entry with digest " + e["digest"].dump() +
+                      ", the manifest shipped " + *shipped);
+  if (e.value("target", std::string()) != "sm_90a")
+    ledger_.violation(what + ": a provider entry for target " + e["target"].dump() + ", not sm_90a");
 }
 
 }  // namespace kcache::crash

@@ -6,7 +6,11 @@
 //  2. `verify` (a full reconcile: every object re-hashed, SQLite quick_check) reports no
 //     problem: whatever the kill left, the start-up reconcile has already repaired;
 //  3. every entry `list` returns has a regular, mode-0444 file whose size and XXH3-128 digest
-//     equal the recorded ones, and the index holds as many entries as the daemon's memory.
+//     equal the recorded ones, and the index holds as many entries as the daemon's memory;
+//  4. with providers (provider_churn.hpp): `prefetch` (rescan, then what it queued done) fails
+//     no module; every provider in the root is `active` with all its modules and none refused,
+//     and the daemon lists no other one as present; every entry of origin `provider` names a
+//     module the harness shipped and holds exactly the digest its manifest gave.
 // Start-up repairs the daemon logged (orphans left by the kill…) are tallied, not violations.
 #pragma once
 
@@ -17,12 +21,15 @@
 
 #include "daemon_process.hpp"
 #include "ledger.hpp"
+#include "provider_churn.hpp"
 
 namespace kcache::crash {
 
 class RestartChecks {
  public:
-  RestartChecks(DaemonProcess& daemon, Ledger& ledger) : daemon_(daemon), ledger_(ledger) {}
+  // `providers`: null when the run has none.
+  RestartChecks(DaemonProcess& daemon, Ledger& ledger, const ProviderChurn* providers = nullptr)
+      : daemon_(daemon), ledger_(ledger), providers_(providers) {}
 
   // `ready_status`: the status document wait_ready() returned.
   void run(const nlohmann::json& ready_status);
@@ -34,11 +41,15 @@ class RestartChecks {
  private:
   void check_counters(const nlohmann::json& status);
   void tally_repairs();
+  bool wait_gc_idle();
+  void check_providers();
   void check_verify();
   void check_entries();
+  void check_provider_entry(const nlohmann::json& entry, const std::string& what);
 
   DaemonProcess& daemon_;
   Ledger& ledger_;
+  const ProviderChurn* providers_;
   std::map<std::string, std::uint64_t> counters_;
   bool have_counters_ = false;
   std::map<std::string, std::uint64_t> repairs_;

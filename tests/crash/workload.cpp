@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "module_bytes.hpp"
+#include "provider_writer.hpp"
 
 namespace kcache::crash {
 
@@ -113,8 +114,10 @@ void Workload::one_op(const Client& client, std::uint64_t& rng, bool hitter) {
     have_known = !known_.empty();
   }
   if (hitter) {
+    const int provider_share = options_.providers != nullptr ? kHitterProviderPerMille : 0;
     if (!have_known) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    else if (r < 950) do_get(client, pick_known(rng, true), want_fd, true);
+    else if (r < 950 - provider_share) do_get(client, pick_known(rng, true), want_fd, true);
+    else if (r < 950) do_provider_get(client, rng, want_fd, true);
     else do_control(client, "status", "{}");
     return;
   }
@@ -129,7 +132,9 @@ void Workload::one_op(const Client& client, std::uint64_t& rng, bool hitter) {
     if (salt > 0) do_get(client, {salt, false}, want_fd);
   } else if ((r -= options_.hip_per_mille) < 0) {
     do_get(client, {r % 2 == 0 ? next_salt_++ : pick_known(rng, false).salt, true}, want_fd);
-  } else if ((r -= 550) < 0) {
+  } else if (options_.providers != nullptr && (r -= options_.provider_per_mille) < 0) {
+    do_provider_get(client, rng, want_fd, false);
+  } else if ((r -= 550 - (options_.providers != nullptr ? options_.provider_per_mille : 0)) < 0) {
     do_get(client, pick_known(rng, true), want_fd);
   } else if ((r -= 100) < 0) {
     do_get(client, pick_known(rng, false), want_fd);  // old: GC may have evicted it
@@ -192,10 +197,19 @@ void Workload::check_module(const Source& m, const kcache::Module& got) {
   if (got.origin == Origin::compiled) ++ledger_.compiled;
   else if (got.origin == Origin::hit) ++ledger_.hits;
   else ledger_.violation(what + ": unexpected origin " + origin_name(got.origin));
-  const ReadResult r = got.fd.get() >= 0 ? read_fd(got.fd.get()) : read_path(got.path);
+  std::string bytes;
+  if (!verify_received(what, got, bytes)) return;
+  const std::lock_guard lock(known_mutex_);
+  known_.push_back(m);
+  if (!m.hip && bank_.size() < kBank) bank_.push_back(std::move(bytes));
+}
+
+bool Workload::verify_received(const std::string& what, const kcache::Module& got,
+                               std::string& bytes) {
+  ReadResult r = got.fd.get() >= 0 ? read_fd(got.fd.get()) : read_path(got.path);
   if (r.error != 0) {
     ledger_.violation(what + ": cannot read the module just served: " + std::strerror(r.error));
-    return;
+    return false;
   }
   if (r.bytes.size() != got.size)
     ledger_.violation(what + ": " + std::to_string(r.bytes.size()) + " bytes, the reply said " +
@@ -204,12 +218,59 @@ void Workload::check_module(const Source& m, const kcache::Module& got) {
     ledger_.violation(what + ": content digest " + d + ", the reply said " + got.digest);
   ++ledger_.modules_verified;
   ledger_.module_bytes += r.bytes.size();
+  bytes = std::move(r.bytes);
 
   const std::lock_guard lock(known_mutex_);
   auto [it, inserted] = key_digest_.emplace(got.key, got.digest);
   if (!inserted && it->second != got.digest)
     ledger_.violation(what + ": key served digest " + got.digest + ", earlier " + it->second);
-  if (inserted) known_.push_back(m);
+  return inserted;
+}
+
+std::vector<std::string> Workload::cubin_bank() const {
+  const std::lock_guard lock(known_mutex_);
+  return bank_;
+}
+
+void Workload::do_provider_get(const Client& client, std::uint64_t& rng, bool want_fd,
+                               bool hitter) {
+  const auto pick = options_.providers->pick(next(rng));
+  if (!pick) return;
+  const std::uint64_t epoch = kill_epoch_;
+  const bool up = up_;
+  const auto started = ProviderChurn::Clock::now();
+  Request req;
+  req.name = pick->name;
+  req.version = kProviderVersion;
+  req.target = "sm_90a";
+  req.want_fd = want_fd;
+  ++ledger_.requests;
+  ++ledger_.provider_requests;
+  auto got = client.get(req);
+  if (!got && hitter && got.error().code == Errc::timeout &&
+      got.error().message.find("compile timeout") != std::string::npos) {
+    ++ledger_.hit_gave_up;  // materializing took longer than a hit thread waits
+    return;
+  }
+  if (!got) {
+    if (up && kill_epoch_ == epoch && !options_.providers->stable_through(pick->generation, started)) {
+      ++ledger_.provider_absent;  // its provider came or went meanwhile
+      return;
+    }
+    failed("get provider module " + pick->name, got.error(), epoch, up);
+    return;
+  }
+  ++ledger_.requests_ok;
+  const std::string what = "provider module " + pick->name + " (key " + got->key + ", " + got->path + ")";
+  if (got->origin != Origin::provider)
+    ledger_.violation(what + ": origin " + origin_name(got->origin) + ", not provider");
+  if (got->digest != pick->digest)
+    ledger_.violation(what + ": the reply says digest " + got->digest + ", the manifest shipped " +
+                      pick->digest);
+  if (want_fd && got->fd.get() < 0) ledger_.violation(what + ": asked for an fd and got none");
+  std::string bytes;
+  (void)verify_received(what, *got, bytes);
+  ++ledger_.provider_served;
 }
 
 void Workload::do_control(const Client& client, const char* op, const std::string& json) {

@@ -211,6 +211,14 @@ std::string cuda_source(int salt) {
          "  if (i < n) y[i] = a * x[i] + y[i] + " + std::to_string(salt) + ".0f;\n}\n";
 }
 
+Request cuda_request(std::string_view name, std::string_view source, std::string_view target) {
+  Request r;
+  r.name = name;
+  r.target = target;
+  r.source = source;
+  return r;
+}
+
 std::string hip_source(int salt) {
   return "extern \"C\" __global__ void scale" + std::to_string(salt) +
          "(float* y, int n) {\n"

@@ -77,6 +77,10 @@ class DaemonFixture : public ::testing::Test {
 
 // A small CUDA kernel; `salt` makes a distinct module (and so a distinct key).
 std::string cuda_source(int salt = 0);
+// A compile request for `target` (views only: `name` and `source` must outlive the request —
+// literals, strings declared before it, or temporaries within the same full expression).
+Request cuda_request(std::string_view name, std::string_view source,
+                     std::string_view target = "sm_90a");
 std::string hip_source(int salt = 0);
 bool is_elf_with_machine(const std::string& path, int machine);
 std::string read_file(const std::string& path);

@@ -28,14 +28,6 @@ class ClientFallback : public DaemonFixture {
   }
 };
 
-Request cuda(const std::string& source, const char* name = "axpy") {
-  Request r;
-  r.name = name;
-  r.target = "sm_90a";
-  r.source = source;
-  return r;
-}
-
 mode_t mode_of(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
@@ -48,12 +40,12 @@ TEST_F(ClientFallback, DaemonStoppedMidRunCompilesInProcessAndTheDaemonHearsOfIt
   std::string fallback_path;
   {
     Client c = fallback_client();
-    auto served = c.get(cuda(before));
+    auto served = c.get(cuda_request("axpy", before));
     ASSERT_TRUE(served.ok()) << served.error().message;
     EXPECT_EQ(served->origin, Origin::compiled);
 
     stop();
-    auto m = c.get(cuda(during));
+    auto m = c.get(cuda_request("axpy", during));
     ASSERT_TRUE(m.ok()) << m.error().message;
     EXPECT_EQ(m->origin, Origin::fallback);
     EXPECT_EQ(m->target, "sm_90a");
@@ -65,7 +57,7 @@ TEST_F(ClientFallback, DaemonStoppedMidRunCompilesInProcessAndTheDaemonHearsOfIt
     fallback_path = m->path;
 
     // Asked again while the daemon is still down: the same file, no second compile.
-    auto again = c.get(cuda(during));
+    auto again = c.get(cuda_request("axpy", during));
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(again->path, m->path);
     EXPECT_EQ(c.stats().fallbacks, 1u);
@@ -73,7 +65,7 @@ TEST_F(ClientFallback, DaemonStoppedMidRunCompilesInProcessAndTheDaemonHearsOfIt
     // Back up: the daemon serves, computes the same key, and is told of the fallback.
     start();
     std::this_thread::sleep_for(1100ms);  // past the client's retry-after for a down daemon
-    auto back = c.get(cuda(during));
+    auto back = c.get(cuda_request("axpy", during));
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->origin, Origin::compiled);
     EXPECT_EQ(back->key, m->key);
@@ -88,7 +80,7 @@ TEST_F(ClientFallback, WhatTheDaemonRefusesTheFallbackRefusesToo) {
   Client c = fallback_client();
   stop();
   const std::string src = cuda_source(3);
-  Request r = cuda(src);
+  Request r = cuda_request("axpy", src);
   const std::string_view bad_options[] = {"-o", "/tmp/elsewhere"};
   r.options = bad_options;
   auto refused = c.get(r);
@@ -97,7 +89,7 @@ TEST_F(ClientFallback, WhatTheDaemonRefusesTheFallbackRefusesToo) {
   EXPECT_NE(refused.error().message.find("'-o' is not allowed"), std::string::npos)
       << refused.error().message;
 
-  auto broken = c.get(cuda("__global__ void k() { nope }", "broken"));
+  auto broken = c.get(cuda_request("broken", "__global__ void k() { nope }"));
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.error().code, Errc::compile_error);
   EXPECT_FALSE(broken.error().log.empty());

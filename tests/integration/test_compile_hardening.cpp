@@ -18,15 +18,6 @@ using CompileHardening = DaemonFixture;
 
 const std::string kFakeNvrtc = std::string("KCACHE_NVRTC_LIBRARY=") + FAKE_NVRTC_PATH;
 
-// Views only: `name` and `source` must outlive the request (literals, or within one expression).
-Request cuda_request(std::string_view name, std::string_view source) {
-  Request r;
-  r.name = name;
-  r.target = "sm_90a";
-  r.source = source;
-  return r;
-}
-
 std::string marked(const char* marker, int salt = 0) {
   return "// " + std::string(marker) + "\n" + cuda_source(salt);
 }

@@ -31,10 +31,7 @@ TEST_F(Scrub, FlippedBitIsFoundAndTheEntryIsRebuiltByTheNextRequest) {
   start({"--scrub-rate", "64M"});
   Client c = client();
   const std::string src = cuda_source(11);
-  Request r;
-  r.name = "axpy";
-  r.target = "sm_90a";
-  r.source = src;
+  const Request r = cuda_request("axpy", src);
   auto first = c.get(r);
   ASSERT_TRUE(first.ok()) << first.error().message;
   const std::string good = read_file(first->path);
@@ -57,10 +54,7 @@ TEST_F(Scrub, ObjectDeletedBehindTheDaemonsBackIsNoticedAndRebuilt) {
   start({"--scrub-rate", "64M"});
   Client c = client();
   const std::string src = cuda_source(13);
-  Request r;
-  r.name = "axpy";
-  r.target = "sm_90a";
-  r.source = src;
+  const Request r = cuda_request("axpy", src);
   auto first = c.get(r);
   ASSERT_TRUE(first.ok()) << first.error().message;
   const std::string good = read_file(first->path);
@@ -80,10 +74,7 @@ TEST_F(Scrub, IntactObjectsAreLeftAlone) {
   start({"--scrub-rate", "64M"});
   Client c = client();
   const std::string src = cuda_source(12);
-  Request r;
-  r.name = "axpy";
-  r.target = "sm_90a";
-  r.source = src;
+  const Request r = cuda_request("axpy", src);
   ASSERT_TRUE(c.get(r).ok());
   std::this_thread::sleep_for(3s);  // a few scrub passes
   EXPECT_EQ(stat("corrupt_objects"), 0u);

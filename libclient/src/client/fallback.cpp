@@ -24,18 +24,6 @@ Error cannot_fall_back(const std::string& why) {
                                         "compiled in-process: " + why);
 }
 
-// The request as the daemon would receive it, for the shared rules.
-wire::GetRequest as_request(const GetParams& p) {
-  wire::GetRequest r;
-  r.name.assign(p.name);
-  r.target.assign(p.target);
-  r.source.emplace(*p.source);
-  for (const kcache_header& h : p.headers)
-    r.headers.push_back({h.name != nullptr ? h.name : "", std::string(h.data, h.data_size)});
-  for (const char* o : p.options) r.options.emplace_back(o);
-  return r;
-}
-
 Status write_module(const std::string& dir, const std::string& name, const std::string& bytes) {
   const std::string staging = dir + "/." + name + ".tmp";
   const int fd = ::open(staging.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
@@ -97,7 +85,8 @@ Result<GetResult> Fallback::compile(const GetParams& p) {
   const std::string canonical = target.str();
   const std::string backend(backend_name(target.backend()));
 
-  wire::GetRequest request = as_request(p);
+  wire::GetRequest request;  // as the daemon would receive it, for the shared rules
+  fill_request(request, p, nullptr);
   KC_TRY(check_request_limits(request, RequestLimits{}));
   KC_TRY(check_compile_options(request.options));
 

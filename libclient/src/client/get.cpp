@@ -16,6 +16,25 @@ namespace {
 // A full request's buffers can be megabytes (the source); do not pin that per connection.
 constexpr std::size_t kKeepBuffer = 256 * 1024;
 
+void release_large_buffers(Connection& conn) {
+  wire::GetRequest& r = conn.get_scratch();
+  r.source.reset();
+  r.headers.clear();
+  r.headers.shrink_to_fit();
+  if (conn.send_buffer().capacity() > kKeepBuffer) std::string().swap(conn.send_buffer());
+}
+
+Result<Fd> module_fd(Connection& conn, const std::string& path) {
+  Fd fd = conn.take_fd();
+  if (fd) return fd;
+  // An older daemon without fd passing: the next best thing is opening the path now.
+  fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return errno_error(Errc::io, "cannot open module '" + path + "'");
+  return fd;
+}
+
+}  // namespace
+
 void fill_request(wire::GetRequest& r, const GetParams& p, const KeyOnly* key) {
   // assign() into the connection's scratch reuses its capacity: no allocation on the hit path.
   r.name.assign(p.name);
@@ -47,25 +66,6 @@ void fill_request(wire::GetRequest& r, const GetParams& p, const KeyOnly* key) {
   // The daemon never trusts a key sent with a source, so a full request carries none.
   r.key.reset();
 }
-
-void release_large_buffers(Connection& conn) {
-  wire::GetRequest& r = conn.get_scratch();
-  r.source.reset();
-  r.headers.clear();
-  r.headers.shrink_to_fit();
-  if (conn.send_buffer().capacity() > kKeepBuffer) std::string().swap(conn.send_buffer());
-}
-
-Result<Fd> module_fd(Connection& conn, const std::string& path) {
-  Fd fd = conn.take_fd();
-  if (fd) return fd;
-  // An older daemon without fd passing: the next best thing is opening the path now.
-  fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return errno_error(Errc::io, "cannot open module '" + path + "'");
-  return fd;
-}
-
-}  // namespace
 
 std::optional<Digest128> lookup_key(const wire::HelloReply& hello, const GetParams& p,
                                     std::string_view canonical_target) {

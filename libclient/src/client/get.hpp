@@ -7,6 +7,10 @@
 //    `canonical_target` by the daemon that said `hello` — or nullopt when a key-only lookup is
 //    not possible: no source, the daemon lacks the key-lookup capability, or it listed no
 //    compiler for the target's backend. The key is DESIGN §3's (common/cache_key.hpp).
+//  * fill_request() writes `p` into `r` as the daemon receives it — with `key`, the key-only
+//    form below; without, the full request. Every field is assigned, so `r` may be a reused
+//    scratch request (its buffers' capacity is kept). The in-process fallback checks the
+//    same form against the daemon's rules.
 //  * exchange_get() sends one get on `conn` and returns the module. With `key`, the request
 //    carries name, version, system, the canonical target and the key — no source, headers or
 //    options — and a miss comes back as Errc::need_source for the caller to resend in full.
@@ -50,6 +54,8 @@ struct KeyOnly {
   std::string_view target;  // canonical
   Digest128 key;
 };
+
+void fill_request(wire::GetRequest& r, const GetParams& p, const KeyOnly* key);
 
 std::optional<Digest128> lookup_key(const wire::HelloReply& hello, const GetParams& p,
                                     std::string_view canonical_target);

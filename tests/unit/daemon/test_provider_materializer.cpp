@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "../arch/gpu_compilers.hpp"
@@ -158,30 +159,40 @@ TEST_F(ProviderMaterializer, PublishesVerifiedModulesOnceAndDeduplicatesByDigest
   std::ofstream(provider + "/m.cubin", std::ios::binary) << cubin;
 
   Materializer& m = make(2, 256 * kMiB);
-  std::vector<Result<Entry>> outcomes;
-  const auto keep = [&](const Result<Entry>& r) { outcomes.push_back(r); };
+  // Jobs finish in any order (two run at once): outcomes are kept per label.
+  std::map<std::string, std::vector<Result<Entry>>> outcomes;
+  std::size_t finished = 0;
+  const auto keep = [&](const char* label) {
+    return [&, label](const Result<Entry>& r) {
+      outcomes[label].push_back(r);
+      ++finished;
+    };
+  };
   // Two keys (two providers' entries) for the same bytes, and a second asker of the first.
-  m.submit(job("one", provider, cubin.size(), cubin), false, keep);
-  m.submit(job("one", provider, cubin.size(), cubin), true, keep);
-  m.submit(job("two", provider, cubin.size(), cubin), false, keep);
+  m.submit(job("one", provider, cubin.size(), cubin), false, keep("one"));
+  m.submit(job("one", provider, cubin.size(), cubin), true, keep("one"));
+  m.submit(job("two", provider, cubin.size(), cubin), false, keep("two"));
   // Bytes that do not match the declared digest are refused, never published.
-  m.submit(job("wrong", provider, cubin.size(), "other bytes"), false, keep);
-  run_until([&] { return outcomes.size() == 4; });
+  m.submit(job("wrong", provider, cubin.size(), "other bytes"), false, keep("wrong"));
+  run_until([&] { return finished == 4; });
 
-  ASSERT_TRUE(outcomes[0].ok()) << outcomes[0].error().message;
-  ASSERT_TRUE(outcomes[1].ok());
-  EXPECT_EQ(outcomes[0]->digest, outcomes[1]->digest);
+  ASSERT_EQ(outcomes["one"].size(), 2u);
+  ASSERT_TRUE(outcomes["one"][0].ok()) << outcomes["one"][0].error().message;
+  ASSERT_TRUE(outcomes["one"][1].ok());
+  ASSERT_TRUE(outcomes["two"].at(0).ok()) << outcomes["two"][0].error().message;
+  EXPECT_EQ(outcomes["one"][0]->digest, outcomes["one"][1]->digest);
+  EXPECT_EQ(outcomes["one"][0]->digest, outcomes["two"][0]->digest);
   const MaterializeProgress p = m.progress();
   EXPECT_EQ(p.done, 2u);  // "one" ran once for both askers
   EXPECT_EQ(p.failed, 1u);
   EXPECT_EQ(p.bytes, 2 * cubin.size());
-  bool refused = false;
-  for (const auto& r : outcomes)
-    if (!r.ok()) {
-      refused = true;
-      EXPECT_EQ(r.error().code, Errc::corrupt);
-      EXPECT_NE(r.error().message.find("digest mismatch"), std::string::npos) << r.error().message;
-    }
+  ASSERT_EQ(outcomes["wrong"].size(), 1u);
+  const bool refused = !outcomes["wrong"][0].ok();
+  if (refused) {
+    EXPECT_EQ(outcomes["wrong"][0].error().code, Errc::corrupt);
+    EXPECT_NE(outcomes["wrong"][0].error().message.find("digest mismatch"), std::string::npos)
+        << outcomes["wrong"][0].error().message;
+  }
   EXPECT_TRUE(refused);
 
   const Entry* one = cache_->lookup(digest_of(std::string_view("one")));

@@ -46,13 +46,137 @@ TEST_F(StoreTest, PublishIsAtomicReadOnlyAndNamedByDigest) {
   EXPECT_TRUE(store_->list_staging()->empty());
 }
 
+std::uint64_t inode_of(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+std::string read_back(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Writes `bytes` under `path` as a new file (a new inode), mode 0444, replacing what is there.
+void plant(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".planted";
+  std::ofstream(tmp, std::ios::binary) << bytes;
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::rename(tmp, path);
+}
+
 TEST_F(StoreTest, IdenticalBytesAreStoredOnce) {
   auto a = store_->stage("same", ObjectKind::cubin);
-  auto b = store_->stage("same", ObjectKind::cubin);
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->existing, StagedObject::Existing::none);
   EXPECT_TRUE(*store_->commit(*a));
+  const std::string path = store_->object_path(a->digest, ObjectKind::cubin);
+  const std::uint64_t inode = inode_of(path);
+  auto b = store_->stage("same", ObjectKind::cubin);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->existing, StagedObject::Existing::intact);  // hashed while staging
   EXPECT_FALSE(*store_->commit(*b));  // deduplicated: the staged copy is dropped
+  EXPECT_EQ(inode_of(path), inode);
   EXPECT_TRUE(store_->list_staging()->empty());
+}
+
+TEST_F(StoreTest, IdenticalBytesStagedTogetherAreStoredOnce) {
+  // Neither staging step saw the other's object; the second commit trusts the file the first
+  // one put there (it verified those bytes) and never replaces its inode.
+  auto a = store_->stage("twice", ObjectKind::cubin);
+  auto b = store_->stage("twice", ObjectKind::cubin);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(b->existing, StagedObject::Existing::none);
+  EXPECT_TRUE(*store_->commit(*a));
+  const std::string path = store_->object_path(a->digest, ObjectKind::cubin);
+  const std::uint64_t inode = inode_of(path);
+  auto second = store_->commit(*b);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_FALSE(*second);
+  EXPECT_EQ(inode_of(path), inode);
+  EXPECT_EQ(read_back(path), "twice");
+  EXPECT_TRUE(store_->list_staging()->empty());
+}
+
+TEST_F(StoreTest, ObjectAppearingFromElsewhereBetweenStagingAndCommitIsReplaced) {
+  // Planted after the staging step looked, not by this store: nobody verified it.
+  auto staged = store_->stage("verified", ObjectKind::cubin);
+  ASSERT_TRUE(staged.ok());
+  ASSERT_EQ(staged->existing, StagedObject::Existing::none);
+  const std::string path = store_->object_path(staged->digest, ObjectKind::cubin);
+  plant(path, "VERIFIED");
+  auto committed = store_->commit(*staged);
+  ASSERT_TRUE(committed.ok()) << committed.error().message;
+  EXPECT_TRUE(*committed);
+  EXPECT_EQ(read_back(path), "verified");
+}
+
+TEST_F(StoreTest, ExistingObjectOfTheSameSizeButOtherBytesIsReplacedOnPublish) {
+  const std::string good = "the verified module bytes";
+  std::string bad = good;
+  bad[5] ^= 0x10;  // same size, one bit off: a size comparison would keep it
+  const Digest128 d = digest_of(std::string_view(good));
+  const std::string path = store_->object_path(d, ObjectKind::cubin);
+  plant(path, bad);
+
+  auto staged = store_->stage(good, ObjectKind::cubin);
+  ASSERT_TRUE(staged.ok()) << staged.error().message;
+  EXPECT_EQ(staged->existing, StagedObject::Existing::damaged);
+  auto committed = store_->commit(*staged);
+  ASSERT_TRUE(committed.ok()) << committed.error().message;
+  EXPECT_TRUE(*committed);  // published: the damaged file is gone
+  EXPECT_EQ(read_back(path), good);
+  auto check = store_->check_object(d, ObjectKind::cubin);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->intact());
+  EXPECT_TRUE(store_->list_staging()->empty());
+}
+
+TEST_F(StoreTest, ObjectReplacedBetweenStagingAndCommitIsNotTrusted) {
+  const std::string good = "module";
+  auto first = store_->stage(good, ObjectKind::cubin);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(*store_->commit(*first));
+  auto again = store_->stage(good, ObjectKind::cubin);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->existing, StagedObject::Existing::intact);
+  const std::string path = store_->object_path(first->digest, ObjectKind::cubin);
+  plant(path, "MODULE");  // after the staging step hashed the good one
+  auto committed = store_->commit(*again);
+  ASSERT_TRUE(committed.ok()) << committed.error().message;
+  EXPECT_TRUE(*committed);
+  EXPECT_EQ(read_back(path), good);
+}
+
+TEST_F(StoreTest, CheckObjectStreamsTheFileAndTellsWhatItHolds) {
+  std::string big(300 * 1024 + 17, '\0');  // several 128 KiB chunks and a short tail
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 1000);
+  auto staged = store_->stage(big, ObjectKind::hsaco);
+  ASSERT_TRUE(staged.ok());
+  ASSERT_TRUE(*store_->commit(*staged));
+  auto ok = store_->check_object(staged->digest, ObjectKind::hsaco);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_TRUE(ok->intact());
+  EXPECT_EQ(ok->size, big.size());
+  EXPECT_EQ(ok->digest, digest_of(std::string_view(big)));
+
+  const std::string path = store_->object_path(staged->digest, ObjectKind::hsaco);
+  big[200 * 1024] ^= 1;
+  plant(path, big);
+  auto bad = store_->check_object(staged->digest, ObjectKind::hsaco);
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE(bad->intact());
+  EXPECT_EQ(bad->size, big.size());
+  EXPECT_EQ(bad->digest, digest_of(std::string_view(big)));
+
+  fs::remove(path);
+  auto gone = store_->check_object(staged->digest, ObjectKind::hsaco);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, Errc::not_found);
+
+  fs::create_symlink(dir_ + "/elsewhere", path);
+  auto link = store_->check_object(staged->digest, ObjectKind::hsaco);
+  ASSERT_FALSE(link.ok());  // never followed
+  EXPECT_NE(link.error().code, Errc::not_found);
 }
 
 TEST_F(StoreTest, SweepEmptiesStaging) {
