@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "compile_worker.hpp"
 #include "config.hpp"
@@ -20,6 +21,10 @@ int main(int argc, char** argv) {
   if (!args->probe_compiler.empty()) return run_compiler_probe(args->probe_compiler);
   if (args->compile_worker) return run_compile_worker(kCompileWorkerFd, args->config.compile_memory_limit);
 
+  // libuv reads this once, at the first queued work: 8 threads, so that prefetch (at most 4
+  // jobs, each mostly waiting in fsync) never holds every thread staging a compile, removing
+  // GC victims or scrubbing needs. An operator's own setting wins.
+  ::setenv("UV_THREADPOOL_SIZE", "8", 0);
   auto daemon = Daemon::create(std::move(args->config));
   if (!daemon.ok()) {
     spdlog::critical("{}", daemon.error().message);
