@@ -23,47 +23,22 @@ void ProviderChurn::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-void ProviderChurn::pause() {
-  std::unique_lock lock(gate_mutex_);
-  paused_ = true;
-  gate_cv_.wait(lock, [this] { return !active_; });
-}
+void ProviderChurn::pause() { gate_.pause(); }
 
-void ProviderChurn::resume() {
-  {
-    const std::lock_guard lock(gate_mutex_);
-    paused_ = false;
-  }
-  gate_cv_.notify_all();
-}
+void ProviderChurn::resume() { gate_.resume(); }
 
 void ProviderChurn::stop() {
-  {
-    const std::lock_guard lock(gate_mutex_);
-    stopping_ = true;
-  }
-  gate_cv_.notify_all();
+  gate_.stop();
   if (thread_.joinable()) thread_.join();
 }
 
 void ProviderChurn::run() {
   std::mt19937_64 pace(options_.seed * 7919 + 1);
-  for (;;) {
-    {
-      std::unique_lock lock(gate_mutex_);
-      gate_cv_.wait(lock, [this] { return stopping_ || !paused_; });
-      if (stopping_) return;
-      active_ = true;
-    }
+  while (gate_.enter()) {
     step();
-    {
-      const std::lock_guard lock(gate_mutex_);
-      active_ = false;
-    }
-    gate_cv_.notify_all();
-    const auto delay = std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 600)(pace));
-    std::unique_lock lock(gate_mutex_);
-    gate_cv_.wait_for(lock, delay, [this] { return stopping_; });
+    gate_.leave();
+    if (!gate_.sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(150, 600)(pace))))
+      return;
   }
 }
 

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "ledger.hpp"
+#include "pause_gate.hpp"
 
 namespace kcache::crash {
 
@@ -106,11 +106,7 @@ class ProviderChurn {
   std::map<std::string, std::string> shipped_;      // module name → manifest digest
 
   std::thread thread_;
-  std::mutex gate_mutex_;
-  std::condition_variable gate_cv_;
-  bool paused_ = true;
-  bool stopping_ = false;
-  bool active_ = false;
+  PauseGate gate_;  // held shut by pause() between a kill and the checks
 };
 
 }  // namespace kcache::crash

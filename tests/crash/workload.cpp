@@ -45,26 +45,12 @@ void Workload::start() {
     threads_.emplace_back([this, i] { run(i); });
 }
 
-void Workload::pause() {
-  std::unique_lock lock(gate_mutex_);
-  paused_ = true;
-  gate_cv_.wait(lock, [this] { return active_ == 0; });
-}
+void Workload::pause() { gate_.pause(); }
 
-void Workload::resume() {
-  {
-    const std::lock_guard lock(gate_mutex_);
-    paused_ = false;
-  }
-  gate_cv_.notify_all();
-}
+void Workload::resume() { gate_.resume(); }
 
 void Workload::stop() {
-  {
-    const std::lock_guard lock(gate_mutex_);
-    stopping_ = true;
-  }
-  gate_cv_.notify_all();
+  gate_.stop();
   for (auto& t : threads_) t.join();
   threads_.clear();
 }
@@ -85,22 +71,12 @@ void Workload::run(int index) {
     return;
   }
   std::uint64_t rng = options_.seed * 1000003 + static_cast<std::uint64_t>(index);
-  for (;;) {
-    {
-      std::unique_lock lock(gate_mutex_);
-      gate_cv_.wait(lock, [this] { return stopping_ || !paused_; });
-      if (stopping_) return;
-      ++active_;
-    }
+  while (gate_.enter()) {
     const std::uint64_t epoch_before = kill_epoch_;
     one_op(*client, rng, hitter);
     // While the daemon is down, requests fail fast: do not spin on connect.
     const bool spin = !up_ || kill_epoch_ != epoch_before;
-    {
-      const std::lock_guard lock(gate_mutex_);
-      --active_;
-    }
-    gate_cv_.notify_all();
+    gate_.leave();
     if (spin) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }

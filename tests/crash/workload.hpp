@@ -17,7 +17,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -27,6 +26,7 @@
 
 #include "kcache/kcache.hpp"
 #include "ledger.hpp"
+#include "pause_gate.hpp"
 #include "provider_churn.hpp"
 
 namespace kcache::crash {
@@ -88,16 +88,12 @@ class Workload {
   WorkloadOptions options_;
   Ledger& ledger_;
   std::vector<std::thread> threads_;
-  std::atomic<bool> stopping_{false};
   std::atomic<bool> up_{false};
   std::atomic<std::uint64_t> kill_epoch_{0};
   std::atomic<int> next_salt_{1};
   std::atomic<int> latest_fresh_{0};  // the newest fresh CUDA salt: others ask for it too (single-flight)
 
-  std::mutex gate_mutex_;
-  std::condition_variable gate_cv_;
-  bool paused_ = true;
-  int active_ = 0;
+  PauseGate gate_;  // held shut by pause() between a kill and the checks
 
   mutable std::mutex known_mutex_;
   std::vector<Source> known_;                      // modules received at least once, in order
