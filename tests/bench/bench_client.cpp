@@ -61,7 +61,7 @@ kcache::Client open_client(const Common& c) {
 }
 
 struct ChildTimes {
-  std::int64_t start_ns, end_ns;
+  std::int64_t start_ns, end_ns;  // end_ns: every run; start_ns: dedup's own request
   int failures;
   int origin;
   char digest[33];
@@ -98,7 +98,6 @@ int run_hits(const Common& c) {
     for (int w = 0; w < 100; ++w) (void)client.get(r);  // connect and warm
     go();
     ChildTimes& t = times[i];
-    t.start_ns = monotonic_ns();
     for (std::size_t k = 0; k < count; ++k) {
       const std::int64_t t0 = monotonic_ns();
       auto m = client.get(r);
@@ -128,7 +127,6 @@ int run_dedup(const Common& c) {
   const std::string name = bench_module_name(c.kind, c.nonce);
   const auto n = static_cast<std::size_t>(c.clients);
   SharedArray<ChildTimes> times(n);
-  SharedArray<float> ms(n);
   const std::int64_t released = fan_out(c.clients, [&](int i, const std::function<void()>& go) {
     auto client = open_client(c);
     (void)client.control("status");  // connected before the release
@@ -141,7 +139,6 @@ int run_dedup(const Common& c) {
     t.start_ns = monotonic_ns();
     auto m = client.get(r);
     t.end_ns = monotonic_ns();
-    ms[i] = static_cast<float>(t.end_ns - t.start_ns) / 1e6f;
     if (!m.ok()) {
       std::fprintf(stderr, "kcache-bench-client: %s\n", m.error().message.c_str());
       return 1;
@@ -153,12 +150,13 @@ int run_dedup(const Common& c) {
   if (released < 0) return 1;
   json origins = json::object();
   bool same = true;
+  std::vector<float> lat;
   for (std::size_t i = 0; i < n; ++i) {
-    origins[kcache::origin_name(static_cast<kcache::Origin>(times[i].origin))] =
-        origins.value(kcache::origin_name(static_cast<kcache::Origin>(times[i].origin)), 0) + 1;
+    const char* origin = kcache::origin_name(static_cast<kcache::Origin>(times[i].origin));
+    origins[origin] = origins.value(origin, 0) + 1;
     same = same && std::string(times[i].digest) == times[0].digest;
+    lat.push_back(static_cast<float>(times[i].end_ns - times[i].start_ns) / 1e6f);
   }
-  std::vector<float> lat(ms.data(), ms.data() + n);
   std::sort(lat.begin(), lat.end());
   json out = {{"bench", "dedup"},           {"clients", c.clients},
               {"kind", c.kind},             {"wall_ms", wall_s(times, c.clients, released) * 1e3},
