@@ -1,6 +1,8 @@
 // The TOML configuration file (docs/operations.md lists every key).
 #include <toml++/toml.h>
 
+#include <limits>
+
 #include "common/units.hpp"
 #include "config.hpp"
 
@@ -32,6 +34,9 @@ Result<std::chrono::milliseconds> duration_value(const std::string& path, const 
                                                  const toml::node& node) {
   if (auto i = node.value<std::int64_t>()) {
     if (*i < 0) return bad(path, key, "must not be negative");
+    // As the string form ("…s") does: a count of milliseconds that overflows is refused.
+    if (*i > std::numeric_limits<std::int64_t>::max() / 1000)
+      return bad(path, key, std::to_string(*i) + " seconds is too large");
     return std::chrono::milliseconds(*i * 1000);
   }
   if (auto s = node.value<std::string>()) {

@@ -65,6 +65,11 @@ TEST_F(ConfigTest, UnknownKeysAndBadValuesAreNamed) {
   auto bad_size = load_config_file(write("max_size = \"lots\"\n"), c);
   ASSERT_FALSE(bad_size.ok());
   EXPECT_NE(bad_size.error().message.find("'lots'"), std::string::npos);
+  // Integer seconds whose milliseconds overflow (found by fuzz_config).
+  auto huge = load_config_file(write("[compile]\ntimeout = 3888888888888888880\n"), c);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("3888888888888888880 seconds is too large"), std::string::npos)
+      << huge.error().message;
   auto syntax = load_config_file(write("max_size = [\n"), c);
   ASSERT_FALSE(syntax.ok());
   EXPECT_NE(syntax.error().message.find("kcached.toml:"), std::string::npos);
