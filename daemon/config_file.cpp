@@ -2,6 +2,7 @@
 #include <toml++/toml.h>
 
 #include <limits>
+#include <optional>
 
 #include "common/units.hpp"
 #include "config.hpp"
@@ -14,10 +15,21 @@ Error bad(const std::string& path, const std::string& key, const std::string& wh
   return make_error(Errc::invalid_argument, path + ": " + key + ": " + why);
 }
 
+// node.value<int64_t>() minus its undefined behaviour: toml++ converts a float that holds an
+// integer, but casts one beyond int64's range unchecked (found by fuzz_config). Such floats
+// are refused here before it looks; everything else converts as toml++ converts it.
+std::optional<std::int64_t> integer_of(const toml::node& node) {
+  if (const auto* f = node.as_floating_point()) {
+    const double v = f->get();
+    if (!(v >= -0x1p63 && v < 0x1p63)) return std::nullopt;  // NaN fails too
+  }
+  return node.value<std::int64_t>();
+}
+
 // A size is a TOML integer (bytes) or a string like "10G".
 Result<std::uint64_t> size_value(const std::string& path, const std::string& key,
                                  const toml::node& node) {
-  if (auto i = node.value<std::int64_t>()) {
+  if (auto i = integer_of(node)) {
     if (*i < 0) return bad(path, key, "must not be negative");
     return static_cast<std::uint64_t>(*i);
   }
@@ -32,7 +44,7 @@ Result<std::uint64_t> size_value(const std::string& path, const std::string& key
 // A duration is a TOML integer (seconds) or a string like "120s".
 Result<std::chrono::milliseconds> duration_value(const std::string& path, const std::string& key,
                                                  const toml::node& node) {
-  if (auto i = node.value<std::int64_t>()) {
+  if (auto i = integer_of(node)) {
     if (*i < 0) return bad(path, key, "must not be negative");
     // As the string form ("…s") does: a count of milliseconds that overflows is refused.
     if (*i > std::numeric_limits<std::int64_t>::max() / 1000)
@@ -55,7 +67,7 @@ Result<std::string> string_value(const std::string& path, const std::string& key
 
 Result<std::size_t> count_value(const std::string& path, const std::string& key,
                                 const toml::node& node) {
-  if (auto i = node.value<std::int64_t>(); i && *i >= 0) return static_cast<std::size_t>(*i);
+  if (auto i = integer_of(node); i && *i >= 0) return static_cast<std::size_t>(*i);
   return bad(path, key, "expected a non-negative integer");
 }
 
@@ -139,7 +151,7 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
     return {};
   }
   if (key == "gc.high_watermark" || key == "gc.low_watermark") {
-    auto pct = node.value<std::int64_t>();
+    auto pct = integer_of(node);
     if (!pct || *pct < 1 || *pct > 100) return bad(path, key, "expected a percentage of max_size, 1 to 100");
     (key == "gc.high_watermark" ? c.gc_high_watermark : c.gc_low_watermark) = static_cast<double>(*pct) / 100.0;
     return {};

@@ -70,6 +70,14 @@ TEST_F(ConfigTest, UnknownKeysAndBadValuesAreNamed) {
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.error().message.find("3888888888888888880 seconds is too large"), std::string::npos)
       << huge.error().message;
+  // A float beyond int64's range where an integer is expected (found by fuzz_config): refused,
+  // while a float holding an integer that fits is taken, as toml++ takes it.
+  auto far = load_config_file(write("max_size = -1.0777777777777777777777777748e33\n"), c);
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message.find("max_size: expected a size"), std::string::npos) << far.error().message;
+  DaemonConfig whole;
+  ASSERT_TRUE(load_config_file(write("max_size = 1048576.0\n"), whole).ok());
+  EXPECT_EQ(whole.max_size, 1048576u);
   auto syntax = load_config_file(write("max_size = [\n"), c);
   ASSERT_FALSE(syntax.ok());
   EXPECT_NE(syntax.error().message.find("kcached.toml:"), std::string::npos);
