@@ -28,16 +28,24 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
+// This process's environment with `extra` ("NAME=value") applied; a later entry of `extra`
+// replaces an earlier one of the same name (getenv would see only the first).
 std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  const auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  const auto named_later = [&](std::size_t i, const std::string& name) {
+    for (std::size_t j = i + 1; j < extra.size(); ++j)
+      if (name_of(extra[j]) == name) return true;
+    return false;
+  };
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    bool overridden = name == "NOTIFY_SOCKET";
-    for (const auto& x : extra) overridden |= x.substr(0, x.find('=')) == name;
-    if (!overridden) env.push_back(entry);
+    const std::string name = name_of(entry);
+    if (name != "NOTIFY_SOCKET" && !named_later(static_cast<std::size_t>(-1), name))
+      env.push_back(entry);
   }
-  env.insert(env.end(), extra.begin(), extra.end());
+  for (std::size_t i = 0; i < extra.size(); ++i)
+    if (!named_later(i, name_of(extra[i]))) env.push_back(extra[i]);
   return env;
 }
 
@@ -117,7 +125,10 @@ void DaemonFixture::start(const std::vector<std::string>& extra_args,
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   // A launcher that execs its arguments (e.g. unshare + mount) keeps the daemon's pid.
   argv.insert(argv.begin(), launcher_.begin(), launcher_.end());
-  std::vector<std::string> env = extra_env;
+  // The suite's compile backend first (the double's library where it is the one), so a
+  // test's own KCACHE_NVRTC_LIBRARY (a fake that hangs or crashes) still wins.
+  std::vector<std::string> env = backend().daemon_env;
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
   env.push_back("NOTIFY_SOCKET=" + notify_path_);
   // Never the host's system bus: a test that wants D-Bus gives --bus-address.
   bool has_bus = false;
@@ -204,12 +215,7 @@ void DaemonFixture::wait_reconciled() {
   }
 }
 
-std::string cuda_source(int salt) {
-  return "extern \"C\" __global__ void axpy" + std::to_string(salt) +
-         "(float a, const float* x, float* y, int n) {\n"
-         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-         "  if (i < n) y[i] = a * x[i] + y[i] + " + std::to_string(salt) + ".0f;\n}\n";
-}
+std::string cuda_source(int salt) { return cuda_kernel_source(salt); }
 
 Request cuda_request(std::string_view name, std::string_view source, std::string_view target) {
   Request r;
@@ -219,11 +225,12 @@ Request cuda_request(std::string_view name, std::string_view source, std::string
   return r;
 }
 
-std::string hip_source(int salt) {
-  return "extern \"C\" __global__ void scale" + std::to_string(salt) +
-         "(float* y, int n) {\n"
-         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-         "  if (i < n) y[i] *= " + std::to_string(salt + 2) + ".0f;\n}\n";
+std::string hip_source(int salt) { return hip_kernel_source(salt); }
+
+std::string module_source(int salt) { return backend().source(salt); }
+
+Request module_request(std::string_view name, std::string_view source) {
+  return cuda_request(name, source, backend().target);
 }
 
 std::string read_file(const std::string& path) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gtest_backend.hpp"
 #include "kcache/kcache.hpp"
 #include "notify_reader.hpp"
 
@@ -74,6 +75,12 @@ class DaemonFixture : public ::testing::Test {
   std::vector<std::string> last_args_;
   std::vector<std::string> last_env_;
 };
+
+// Requests the suite's compile backend serves (test_backend.hpp: NVRTC, else hiprtc, else the
+// compiler double): for tests of the cache rather than of one compiler. `salt` makes a
+// distinct module (and so a distinct key); the request targets backend().target.
+std::string module_source(int salt = 0);
+Request module_request(std::string_view name, std::string_view source);
 
 // A small CUDA kernel; `salt` makes a distinct module (and so a distinct key).
 std::string cuda_source(int salt = 0);

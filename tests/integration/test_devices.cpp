@@ -25,8 +25,9 @@ class Devices : public DaemonFixture {
     discover_devices_ = true;
     std::vector<std::string> args{"--sysfs-root", sysfs()};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
-    env.push_back(std::string("KCACHE_LIBCUDA_LIBRARY=") + FAKE_LIBCUDA_PATH);
-    env.push_back("KCACHE_DEVICES=");
+    // Defaults first: the caller's entries come later and win.
+    env.insert(env.begin(), {std::string("KCACHE_LIBCUDA_LIBRARY=") + FAKE_LIBCUDA_PATH,
+                             "KCACHE_DEVICES="});
     start(args, env);
   }
   std::string sysfs() const { return dir_ + "/sysfs"; }

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <thread>
 
-#include "../unit/arch/gpu_compilers.hpp"
+#include "gpu_compilers.hpp"
 #include "providers/provider_key.hpp"
 
 namespace kcache::test {

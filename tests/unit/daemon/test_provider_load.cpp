@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "../arch/gpu_compilers.hpp"
+#include "gpu_compilers.hpp"
 #include "providers/module_check.hpp"
 #include "providers/provider_load.hpp"
 #include "providers/provider_verify.hpp"

@@ -12,7 +12,7 @@
 #include <map>
 #include <thread>
 
-#include "../arch/gpu_compilers.hpp"
+#include "gpu_compilers.hpp"
 #include "index_worker.hpp"
 #include "providers/manifest.hpp"
 

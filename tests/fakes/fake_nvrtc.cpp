@@ -1,0 +1,238 @@
+// fake_nvrtc.cpp — a test-only compiler double with NVRTC's C ABI, injected into kcached
+// (or an in-process client fallback) through KCACHE_NVRTC_LIBRARY; never installed, never a
+// library kcached looks for by itself.
+//
+// Contract:
+//  * $KCACHE_FAKE_NVRTC_REAL names the real NVRTC. Set: sources without a marker are compiled
+//    by it, so a daemon under this double serves real cubins. Unset, empty or "none": the
+//    double stands alone and synthesizes, for --gpu-architecture=sm_XY[a|f], a cubin that
+//    kcached's publishing gate accepts (tests/support/synth_module.hpp) — the fresh-machine
+//    backend of tests/support/test_backend.hpp. It never searches for a real NVRTC itself,
+//    so hiding NVRTC from a test run hides it from the double too.
+//  * Standing alone, a source containing `#error` fails as NVRTC does (NVRTC_ERROR_COMPILATION
+//    with a log naming the program and the directive); every other source compiles.
+//  * Markers, with or without a real NVRTC: a source containing
+//      KCACHE_FAKE_HANG          never returns from nvrtcCompileProgram (timeout tests);
+//      KCACHE_FAKE_CRASH         dies of SIGSEGV in nvrtcCompileProgram (crash tests);
+//      KCACHE_FAKE_HOG           allocates until an allocation fails, then aborts, as a C++
+//                                compiler's bad_alloc does (memory-limit tests);
+//      KCACHE_FAKE_WRONG_TARGET  is compiled for sm_80 whatever was asked (the daemon must
+//                                refuse the binary);
+//      KCACHE_FAKE_SLOW          sleeps 300 ms, then compiles normally (concurrency tests).
+#include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "synth_module.hpp"
+
+namespace {
+
+using nvrtcResult = int;
+using nvrtcProgram = void*;
+
+struct Api {
+  const char* (*GetErrorString)(nvrtcResult);
+  nvrtcResult (*Version)(int*, int*);
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                               const char* const*);
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
+};
+
+// nvrtcResult values in nvrtc.h's order.
+constexpr nvrtcResult kSuccess = 0;
+constexpr nvrtcResult kOutOfMemory = 1;
+constexpr nvrtcResult kInvalidInput = 3;
+constexpr nvrtcResult kInvalidProgram = 4;
+constexpr nvrtcResult kBadOption = 5;
+constexpr nvrtcResult kCompilation = 6;
+
+template <class F>
+bool bind(void* lib, const char* name, F* slot) {
+  *slot = reinterpret_cast<F>(dlsym(lib, name));
+  return *slot != nullptr;
+}
+
+// The real NVRTC named by $KCACHE_FAKE_NVRTC_REAL, or nullptr when the double stands alone.
+const Api* real() {
+  static const Api* api = [] () -> const Api* {
+    const char* path = std::getenv("KCACHE_FAKE_NVRTC_REAL");
+    if (path == nullptr || *path == '\0' || std::strcmp(path, "none") == 0) return nullptr;
+    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    static Api a{};
+    if (lib == nullptr ||
+        !(bind(lib, "nvrtcGetErrorString", &a.GetErrorString) &&
+          bind(lib, "nvrtcVersion", &a.Version) &&
+          bind(lib, "nvrtcCreateProgram", &a.CreateProgram) &&
+          bind(lib, "nvrtcDestroyProgram", &a.DestroyProgram) &&
+          bind(lib, "nvrtcCompileProgram", &a.CompileProgram) &&
+          bind(lib, "nvrtcGetCUBINSize", &a.GetCUBINSize) &&
+          bind(lib, "nvrtcGetCUBIN", &a.GetCUBIN) &&
+          bind(lib, "nvrtcGetProgramLogSize", &a.GetProgramLogSize) &&
+          bind(lib, "nvrtcGetProgramLog", &a.GetProgramLog)))
+      abort();  // a test that names a real NVRTC that does not load is broken
+    return &a;
+  }();
+  return api;
+}
+
+struct Program {
+  nvrtcProgram real_program = nullptr;  // null when standing alone
+  std::string source;
+  std::string name;
+  std::vector<std::byte> cubin;  // standing alone: the synthesized module
+  std::string log;               // standing alone: the log
+};
+
+[[noreturn]] void hog_until_refused() {
+  for (;;) {
+    auto* block = static_cast<char*>(std::malloc(64u << 20));
+    if (block == nullptr) abort();  // what an uncaught std::bad_alloc ends in
+    std::memset(block, 1, 64u << 20);
+  }
+}
+
+std::string arch_of(int n, const char* const* options) {
+  std::string arch;
+  for (int i = 0; i < n; ++i)
+    if (std::strncmp(options[i], "--gpu-architecture=", 19) == 0) arch = options[i] + 19;
+  return arch;
+}
+
+// The double's own compile: `#error` fails, everything else becomes a cubin for `arch`.
+nvrtcResult compile_alone(Program* p, const std::string& arch) {
+  if (const auto at = p->source.find("#error"); at != std::string::npos) {
+    const auto line = 1 + std::count(p->source.begin(), p->source.begin() + at, '\n');
+    const auto eol = p->source.find('\n', at);
+    p->log = p->name + "(" + std::to_string(line) + "): catastrophic error: #error directive: " +
+             p->source.substr(at + 7, eol == std::string::npos ? eol : eol - at - 7) +
+             "\n\n1 catastrophic error detected in the compilation of \"" + p->name + "\".\n" +
+             "Compilation terminated.\n";
+    return kCompilation;
+  }
+  p->cubin = kcache::testing::synth_cubin(arch, "fake-nvrtc " + arch + "\n" + p->source);
+  if (p->cubin.empty()) {
+    p->log = "nvrtc: error: invalid value for --gpu-architecture (-arch)\n";
+    return kBadOption;
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) const char* nvrtcGetErrorString(nvrtcResult r) {
+  if (const Api* a = real()) return a->GetErrorString(r);
+  switch (r) {
+    case kSuccess: return "NVRTC_SUCCESS";
+    case kOutOfMemory: return "NVRTC_ERROR_OUT_OF_MEMORY";
+    case kInvalidInput: return "NVRTC_ERROR_INVALID_INPUT";
+    case kBadOption: return "NVRTC_ERROR_INVALID_OPTION";
+    case kCompilation: return "NVRTC_ERROR_COMPILATION";
+    default: return "NVRTC_ERROR_INTERNAL_ERROR";
+  }
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcVersion(int* major, int* minor) {
+  if (const Api* a = real()) return a->Version(major, minor);
+  *major = 13;  // the toolkit the synthesized cubins imitate
+  *minor = 0;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
+    nvrtcProgram* out, const char* src, const char* name, int n, const char* const* headers,
+    const char* const* names) {
+  auto* p = new (std::nothrow) Program;
+  if (p == nullptr) return kOutOfMemory;
+  p->source = src != nullptr ? src : "";
+  p->name = name != nullptr ? name : "default_program";
+  if (const Api* a = real()) {
+    const nvrtcResult rc = a->CreateProgram(&p->real_program, src, name, n, headers, names);
+    if (rc != kSuccess) {
+      delete p;
+      return rc;
+    }
+  }
+  *out = p;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) {
+  auto* p = static_cast<Program*>(*prog);
+  if (p == nullptr) return kInvalidProgram;
+  if (p->real_program != nullptr) real()->DestroyProgram(&p->real_program);
+  delete p;
+  *prog = nullptr;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(
+    nvrtcProgram prog, int n, const char* const* options) {
+  auto* p = static_cast<Program*>(prog);
+  const std::string& s = p->source;
+  if (s.find("KCACHE_FAKE_HANG") != std::string::npos)
+    for (;;) pause();
+  if (s.find("KCACHE_FAKE_CRASH") != std::string::npos) raise(SIGSEGV);
+  if (s.find("KCACHE_FAKE_HOG") != std::string::npos) hog_until_refused();
+  if (s.find("KCACHE_FAKE_SLOW") != std::string::npos) {
+    const timespec t{0, 300 * 1000 * 1000};
+    nanosleep(&t, nullptr);
+  }
+  const bool wrong_target = s.find("KCACHE_FAKE_WRONG_TARGET") != std::string::npos;
+  std::vector<const char*> opts(options, options + n);
+  if (wrong_target)
+    for (const char*& o : opts)
+      if (std::strncmp(o, "--gpu-architecture=", 19) == 0) o = "--gpu-architecture=sm_80";
+  if (p->real_program == nullptr)
+    return compile_alone(p, arch_of(static_cast<int>(opts.size()), opts.data()));
+  return real()->CompileProgram(p->real_program, static_cast<int>(opts.size()), opts.data());
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog,
+                                                                      size_t* size) {
+  const auto* p = static_cast<Program*>(prog);
+  if (p->real_program != nullptr) return real()->GetCUBINSize(p->real_program, size);
+  if (p->cubin.empty()) return kInvalidInput;
+  *size = p->cubin.size();
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* out) {
+  const auto* p = static_cast<Program*>(prog);
+  if (p->real_program != nullptr) return real()->GetCUBIN(p->real_program, out);
+  if (p->cubin.empty()) return kInvalidInput;
+  std::memcpy(out, p->cubin.data(), p->cubin.size());
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog,
+                                                                           size_t* size) {
+  const auto* p = static_cast<Program*>(prog);
+  if (p->real_program != nullptr) return real()->GetProgramLogSize(p->real_program, size);
+  *size = p->log.size() + 1;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog,
+                                                                       char* out) {
+  const auto* p = static_cast<Program*>(prog);
+  if (p->real_program != nullptr) return real()->GetProgramLog(p->real_program, out);
+  std::memcpy(out, p->log.c_str(), p->log.size() + 1);
+  return kSuccess;
+}
+
+}  // extern "C"
