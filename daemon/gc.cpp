@@ -24,6 +24,7 @@ nlohmann::json GcReport::to_json() const {
 }
 
 struct GarbageCollector::Run {
+  std::uint64_t id = 0;  // callbacks carry it: one that outlived its run finds another id
   GcOptions options;
   std::vector<Done> waiters;
   bool automatic = false;
@@ -65,6 +66,7 @@ void GarbageCollector::maybe_start() {
 void GarbageCollector::start_next() {
   if (queued_.empty()) return;
   run_ = std::make_unique<Run>();
+  run_->id = ++runs_started_;
   run_->automatic = std::exchange(auto_queued_, false);
   run_->options = std::move(queued_.front().first);
   run_->waiters.push_back(std::move(queued_.front().second));
@@ -76,11 +78,21 @@ void GarbageCollector::start_next() {
     return;
   }
   // Orphans on either side are repaired by every real collection (DESIGN §7).
-  reconciler_.run(Reconciler::Mode::quick, [this](const ReconcileReport&) { begin_eviction(); });
+  reconciler_.run(Reconciler::Mode::quick, [this, id = run_->id](const ReconcileReport&) {
+    if (current(id)) begin_eviction();
+  });
+}
+
+bool GarbageCollector::current(std::uint64_t run_id) const noexcept {
+  return run_ != nullptr && run_->id == run_id;
 }
 
 void GarbageCollector::begin_eviction() {
-  run_->snapshot = take_snapshot(loop_, cache_.catalog(), [this](std::vector<SnapshotItem> items) {
+  // Every callback below checks that its run is still the current one: the crash harness,
+  // under the compiler double's fast compiles, found them outliving their run.
+  const std::uint64_t id = run_->id;
+  auto snapshot = take_snapshot(loop_, cache_.catalog(), [this, id](std::vector<SnapshotItem> items) {
+    if (!current(id)) return;
     const std::uint64_t target = run_->options.max_size.value_or(static_cast<std::uint64_t>(
         static_cast<double>(policy_.max_size) * policy_.low_watermark));
     const auto max_age = run_->options.max_age ? run_->options.max_age : policy_.max_age;
@@ -94,7 +106,8 @@ void GarbageCollector::begin_eviction() {
         [shared_items, plan, target, max_age, policy, now] {
           *plan = plan_collection(std::move(*shared_items), target, max_age, policy, now);
         },
-        [this, plan] {
+        [this, plan, id] {
+          if (!current(id)) return;
           run_->plan = std::move(*plan);
           if (run_->options.dry_run) {
             run_->report.removed_entries = run_->plan.remove.size();
@@ -110,6 +123,8 @@ void GarbageCollector::begin_eviction() {
           });
         });
   });
+  // A small catalog may be snapshotted at once and its run already finished.
+  if (current(id)) run_->snapshot = std::move(snapshot);
 }
 
 void GarbageCollector::step() {

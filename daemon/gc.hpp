@@ -84,6 +84,7 @@ class GarbageCollector {
   void begin_eviction();
   void step();
   void finish();
+  bool current(std::uint64_t run_id) const noexcept;
 
   uv_loop_t* loop_;
   Cache& cache_;
@@ -93,6 +94,7 @@ class GarbageCollector {
   std::deque<std::pair<GcOptions, Done>> queued_;
   bool auto_queued_ = false;
   std::unique_ptr<Run> run_;
+  std::uint64_t runs_started_ = 0;
   UvHandle<uv_idle_t> idle_;
 };
 

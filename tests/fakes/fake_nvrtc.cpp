@@ -10,7 +10,9 @@
 //    backend of tests/support/test_backend.hpp. It never searches for a real NVRTC itself,
 //    so hiding NVRTC from a test run hides it from the double too.
 //  * Standing alone, a source containing `#error` fails as NVRTC does (NVRTC_ERROR_COMPILATION
-//    with a log naming the program and the directive); every other source compiles.
+//    with a log naming the program and the directive); every other source compiles. A comment
+//    `KCACHE_FAKE_BYTES=<n>` pads the synthesized code to n bytes (at most 64 MiB), as a large
+//    __device__ array does with a real compiler (disk-full tests).
 //  * Markers, with or without a real NVRTC: a source containing
 //      KCACHE_FAKE_HANG          never returns from nvrtcCompileProgram (timeout tests);
 //      KCACHE_FAKE_CRASH         dies of SIGSEGV in nvrtcCompileProgram (crash tests);
@@ -122,7 +124,12 @@ nvrtcResult compile_alone(Program* p, const std::string& arch) {
              "Compilation terminated.\n";
     return kCompilation;
   }
-  p->cubin = kcache::testing::synth_cubin(arch, "fake-nvrtc " + arch + "\n" + p->source);
+  std::string payload = "fake-nvrtc " + arch + "\n" + p->source;
+  if (const auto at = p->source.find("KCACHE_FAKE_BYTES="); at != std::string::npos) {
+    const unsigned long long want = std::strtoull(p->source.c_str() + at + 18, nullptr, 10);
+    payload.resize(std::max<std::size_t>(payload.size(), std::min(want, 64ull << 20)), '\0');
+  }
+  p->cubin = kcache::testing::synth_cubin(arch, payload);
   if (p->cubin.empty()) {
     p->log = "nvrtc: error: invalid value for --gpu-architecture (-arch)\n";
     return kBadOption;

@@ -197,9 +197,7 @@ Client DaemonFixture::client(std::chrono::milliseconds request_timeout) {
   o.socket_path = socket_;
   o.request_timeout = request_timeout;
   o.fallback = false;  // daemon tests see the daemon's answers; fallback tests opt in
-  auto c = Client::open(o);
-  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
-  return std::move(c).value();
+  return must(Client::open(o), "connecting to " + socket_);
 }
 
 std::string DaemonFixture::wait_notify(std::string_view needle,
@@ -231,6 +229,13 @@ std::string module_source(int salt) { return backend().source(salt); }
 
 Request module_request(std::string_view name, std::string_view source) {
   return cuda_request(name, source, backend().target);
+}
+
+Module compile_module(Client& c, int salt, std::string name) {
+  if (name.empty()) name = "m" + std::to_string(salt);
+  const std::string src = module_source(salt);
+  return must(c.get(module_request(name, src)), "compiling " + name + " with " +
+                                                   std::string(backend().name()));
 }
 
 std::string read_file(const std::string& path) {

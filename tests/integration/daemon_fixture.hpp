@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,15 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+
+// The value of a precondition's Result, or this test's failure: it throws, and GoogleTest reports
+// the exception as the failure of this one test and goes on with the next (Result::value() on
+// an error would abort the whole binary). `what` names the step in the message.
+template <class T>
+T must(Result<T> r, std::string_view what) {
+  if (!r.ok()) throw std::runtime_error(std::string(what) + ": " + r.error().message);
+  return std::move(r).value();
+}
 
 // Runs a program with arguments, capturing stdout and stderr; extra_env is "NAME=value".
 CommandResult run_command(const std::vector<std::string>& argv,
@@ -81,6 +91,9 @@ class DaemonFixture : public ::testing::Test {
 // distinct module (and so a distinct key); the request targets backend().target.
 std::string module_source(int salt = 0);
 Request module_request(std::string_view name, std::string_view source);
+// Compiles module_source(salt) as `name` ("m<salt>" when empty) through `c`; a failure is this
+// test's failure (must()).
+Module compile_module(Client& c, int salt, std::string name = {});
 
 // A small CUDA kernel; `salt` makes a distinct module (and so a distinct key).
 std::string cuda_source(int salt = 0);

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "daemon_fixture.hpp"
 
@@ -14,18 +17,37 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The fallback compiles with NVRTC in this process, so the fixture points this process (and the
+// daemon it starts, which inherits the environment) at the compiler double: it forwards to the
+// real NVRTC where there is one and synthesizes cubins where there is not. The previous
+// environment comes back after each test, so later tests see the suite's own backend.
 class ClientFallback : public DaemonFixture {
  protected:
+  void SetUp() override {
+    DaemonFixture::SetUp();
+    for (const std::string& entry : compiler_double_env()) {
+      const std::string name = entry.substr(0, entry.find('='));
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      ::setenv(name.c_str(), entry.substr(name.size() + 1).c_str(), 1);
+    }
+  }
+  void TearDown() override {
+    for (const auto& [name, old] : saved_)
+      old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str());
+    DaemonFixture::TearDown();
+  }
   Client fallback_client() {
     ClientOptions o;
     o.socket_path = socket_;
     o.connect_timeout = 300ms;
     o.request_timeout = 30s;
     o.fallback = true;
-    auto c = Client::open(o);
-    EXPECT_TRUE(c.ok());
-    return std::move(c).value();
+    return must(Client::open(o), "opening a client");
   }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
 mode_t mode_of(const std::string& path) {
@@ -89,7 +111,7 @@ TEST_F(ClientFallback, WhatTheDaemonRefusesTheFallbackRefusesToo) {
   EXPECT_NE(refused.error().message.find("'-o' is not allowed"), std::string::npos)
       << refused.error().message;
 
-  auto broken = c.get(cuda_request("broken", "__global__ void k() { nope }"));
+  auto broken = c.get(cuda_request("broken", backend().broken_source()));
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.error().code, Errc::compile_error);
   EXPECT_FALSE(broken.error().log.empty());

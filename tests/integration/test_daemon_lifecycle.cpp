@@ -16,17 +16,7 @@ namespace {
 using Lifecycle = DaemonFixture;
 namespace fs = std::filesystem;
 
-Module compile_one(Client& c, int salt) {
-  const std::string src = cuda_source(salt);
-  const std::string name = "m" + std::to_string(salt);
-  Request r;
-  r.name = name;
-  r.target = "sm_90a";
-  r.source = src;
-  auto m = c.get(r);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return std::move(m).value();
-}
+Module compile_one(Client& c, int salt) { return compile_module(c, salt); }
 
 TEST_F(Lifecycle, SecondDaemonOnTheSameCacheDirExitsWithTheOwnersPid) {
   start();
@@ -62,10 +52,10 @@ TEST_F(Lifecycle, MalformedFramesCloseOnlyThatConnection) {
   EXPECT_EQ(::recv(fd, buf, sizeof buf, 0), 0);  // the daemon hung up on us
   ::close(fd);
 
-  const std::string src = cuda_source(1);
+  const std::string src = module_source(1);
   Request r;
   r.name = "m1";
-  r.target = "sm_90a";
+  r.target = backend().target;
   r.source = src;
   auto after = good.get(r);
   ASSERT_TRUE(after.ok()) << after.error().message;

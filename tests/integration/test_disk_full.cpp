@@ -12,6 +12,7 @@ using DiskFull = DaemonFixture;
 
 // A module with a 4 MiB initialized device array: its cubin cannot fit in 2 MiB.
 const char* const kHugeSource =
+    "// KCACHE_FAKE_BYTES=4194304 (the compiler double's stand-in for the array)\n"
     "__device__ char big[4 << 20] = {1, 2, 3};\n"
     "extern \"C\" __global__ void touch(char* out) { out[0] = big[threadIdx.x]; }\n";
 
@@ -24,17 +25,17 @@ TEST_F(DiskFull, PublishIntoAFullDiskFailsCleanlyAndHitsGoOn) {
                "sh"};
   start({}, {"CACHE=" + cache_dir_});
   Client c = client();
-  const std::string small = cuda_source(21);
+  const std::string small = module_source(21);
   Request r;
   r.name = "small";
-  r.target = "sm_90a";
+  r.target = backend().target;
   r.source = small;
   auto first = c.get(r);
   ASSERT_TRUE(first.ok()) << first.error().message;
 
   Request huge;
   huge.name = "huge";
-  huge.target = "sm_90a";
+  huge.target = backend().target;
   huge.source = kHugeSource;
   auto full = c.get(huge);
   ASSERT_FALSE(full.ok()) << "a 4 MiB module fit in a 2 MiB filesystem?";

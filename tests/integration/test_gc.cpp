@@ -15,16 +15,14 @@ namespace fs = std::filesystem;
 
 Module get_module(Client& c, const std::string& name, int salt,
                   std::span<const std::string_view> options = {}, bool want_fd = false) {
-  const std::string src = cuda_source(salt);
+  const std::string src = module_source(salt);
   Request r;
   r.name = name;
-  r.target = "sm_90a";
+  r.target = backend().target;
   r.source = src;
   r.options = options;
   r.want_fd = want_fd;
-  auto m = c.get(r);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return std::move(m).value();
+  return must(c.get(r), "compiling " + name);
 }
 
 class Gc : public DaemonFixture {
@@ -95,16 +93,24 @@ TEST_F(Gc, DryRunReportsAndChangesNothing) {
 }
 
 TEST_F(Gc, OverBudgetTriggersBackgroundCollectionToTheLowWatermark) {
-  // Each tiny cubin takes one 4 KiB block: a 16 KiB budget holds 4, the low watermark (90 %)
-  // 3. The fifth module crosses the high watermark and GC takes the cache down to 3.
-  start({"--gc-grace", "0s", "--max-size", "16K"});
+  // A budget of four modules' blocks (whatever the backend's module size), low watermark (90 %)
+  // three: the fifth module crosses the high watermark and GC takes the cache down to 3.
+  start({"--gc-grace", "0s"});
+  {
+    Client first = client();
+    get_module(first, "m0", 10);
+  }
+  const std::uint64_t per_module = status()["cache"]["bytes"].get<std::uint64_t>();
+  ASSERT_GT(per_module, 0u);
+  const std::uint64_t budget = 4 * per_module;
+  restart({"--gc-grace", "0s", "--max-size", std::to_string(budget)});
   Client c = client();
-  for (int i = 0; i < 5; ++i) get_module(c, "m" + std::to_string(i), 10 + i);
+  for (int i = 1; i < 5; ++i) get_module(c, "m" + std::to_string(i), 10 + i);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   nlohmann::json s;
   while (true) {
     s = status();
-    if (!s["gc"]["running"].get<bool>() && s["cache"]["bytes"].get<std::uint64_t>() <= 16 * 1024 * 9 / 10)
+    if (!s["gc"]["running"].get<bool>() && s["cache"]["bytes"].get<std::uint64_t>() <= budget * 9 / 10)
       break;
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << s.dump();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -52,7 +52,7 @@ class HostileClients : public DaemonFixture {
   Module hit(Client& c, const std::string& src) {
     Request r;
     r.name = "axpy";
-    r.target = "sm_90a";
+    r.target = backend().target;
     r.source = src;
     auto m = c.get(r);
     EXPECT_TRUE(m.ok()) << m.error().message;
@@ -63,7 +63,7 @@ class HostileClients : public DaemonFixture {
 TEST_F(HostileClients, SilentAndSlowLorisConnectionsAreClosedWhileOthersAreServed) {
   start_with_limits();
   Client good = client();
-  const std::string src = cuda_source(1);
+  const std::string src = module_source(1);
   hit(good, src);
   const int silent = raw_connect();
   const int loris = raw_connect();
@@ -91,14 +91,14 @@ TEST_F(HostileClients, OneUidCannotHoldMoreThanItsShareOfConnections) {
   for (int fd : hoard) ::close(fd);
   std::this_thread::sleep_for(300ms);
   Client c = client();  // slots are back
-  const std::string src = cuda_source(2);
+  const std::string src = module_source(2);
   EXPECT_EQ(hit(c, src).origin, Origin::compiled);
 }
 
 TEST_F(HostileClients, IdleConnectionsAreClosedAndLibkcacheReconnectsTransparently) {
   start_with_limits();
   Client c = client();
-  const std::string src = cuda_source(3);
+  const std::string src = module_source(3);
   hit(c, src);
   std::this_thread::sleep_for(3500ms);  // past idle_timeout (2 s) and a sweep
   EXPECT_EQ(status()["sessions"].get<int>(), 1);  // only status's own connection
@@ -109,7 +109,7 @@ TEST_F(HostileClients, IdleConnectionsAreClosedAndLibkcacheReconnectsTransparent
 TEST_F(HostileClients, FiveHundredSilentConnectionsDoNotSlowOtherClientsDown) {
   start_with_limits();
   Client c = client();
-  const std::string src = cuda_source(4);
+  const std::string src = module_source(4);
   hit(c, src);
   const auto time_hits = [&] {
     std::vector<double> us;
@@ -136,7 +136,7 @@ TEST_F(HostileClients, FiveHundredSilentConnectionsDoNotSlowOtherClientsDown) {
 TEST_F(HostileClients, ClientThatNeverReadsItsRepliesIsClosedAfterTheStallTimeout) {
   start_with_limits();
   Client good = client();
-  const std::string src = cuda_source(5);
+  const std::string src = module_source(5);
   hit(good, src);
   const int fd = raw_connect();
   // A well-formed hello, then status requests as fast as the socket takes them, never reading.

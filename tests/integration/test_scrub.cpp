@@ -30,8 +30,8 @@ void flip_a_bit(const std::string& path, std::streamoff at) {
 TEST_F(Scrub, FlippedBitIsFoundAndTheEntryIsRebuiltByTheNextRequest) {
   start({"--scrub-rate", "64M"});
   Client c = client();
-  const std::string src = cuda_source(11);
-  const Request r = cuda_request("axpy", src);
+  const std::string src = module_source(11);
+  const Request r = module_request("axpy", src);
   auto first = c.get(r);
   ASSERT_TRUE(first.ok()) << first.error().message;
   const std::string good = read_file(first->path);
@@ -53,8 +53,8 @@ TEST_F(Scrub, FlippedBitIsFoundAndTheEntryIsRebuiltByTheNextRequest) {
 TEST_F(Scrub, ObjectDeletedBehindTheDaemonsBackIsNoticedAndRebuilt) {
   start({"--scrub-rate", "64M"});
   Client c = client();
-  const std::string src = cuda_source(13);
-  const Request r = cuda_request("axpy", src);
+  const std::string src = module_source(13);
+  const Request r = module_request("axpy", src);
   auto first = c.get(r);
   ASSERT_TRUE(first.ok()) << first.error().message;
   const std::string good = read_file(first->path);
@@ -73,8 +73,8 @@ TEST_F(Scrub, ObjectDeletedBehindTheDaemonsBackIsNoticedAndRebuilt) {
 TEST_F(Scrub, IntactObjectsAreLeftAlone) {
   start({"--scrub-rate", "64M"});
   Client c = client();
-  const std::string src = cuda_source(12);
-  const Request r = cuda_request("axpy", src);
+  const std::string src = module_source(12);
+  const Request r = module_request("axpy", src);
   ASSERT_TRUE(c.get(r).ok());
   std::this_thread::sleep_for(3s);  // a few scrub passes
   EXPECT_EQ(stat("corrupt_objects"), 0u);

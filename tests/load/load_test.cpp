@@ -31,6 +31,7 @@
 #include "../crash/daemon_process.hpp"
 #include "../crash/module_bytes.hpp"
 #include "kcache/kcache.hpp"
+#include "test_backend.hpp"
 
 namespace {
 
@@ -99,6 +100,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // A machine without CUDA still runs the load: the compiler double stands in for NVRTC.
+  std::printf("kcache-load: %s\n", kcache::test::use_backend_for_cuda_requests().c_str());
+  std::fflush(stdout);
   char tmpl[] = "/tmp/kcache-load-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return 1;
   const std::string dir = tmpl;
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
       auto m = c.get(r);
       if (!m.ok()) {
         std::fprintf(stderr, "kcache-load: set-up compile: %s\n", m.error().message.c_str());
-        return m.error().code == kcache::Errc::unavailable ? 77 : 1;
+        return 1;  // the double is always there: no compiler is a broken set-up
       }
       digest_of[i] = m->digest;
       if (i < kProviderModules) {

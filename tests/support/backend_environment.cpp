@@ -1,6 +1,8 @@
 // backend_environment.cpp — linked into every GoogleTest binary that uses test_backend.hpp:
 // says before the first test which compiler the suite compiles with, and why.
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "gtest_backend.hpp"
 
@@ -8,9 +10,10 @@ namespace kcache::test {
 
 void BackendEnvironment::SetUp() {
   std::printf("[ backend  ] compile backend: %s\n", backend().describe().c_str());
-  std::printf("[ backend  ] NVRTC: %s; hiprtc: %s\n",
-              nvrtc().ok ? nvrtc().library.c_str() : nvrtc().why.c_str(),
-              hiprtc().ok ? "available" : hiprtc().why.c_str());
+  for (const auto& [label, a] : {std::pair{"NVRTC", &nvrtc()}, std::pair{"hiprtc", &hiprtc()}})
+    std::printf("[ backend  ] %s\n",  // `why` names the compiler already
+                (a->ok ? std::string(label) + ": available" +
+                              (a->library.empty() ? "" : " (" + a->library + ")") : a->why).c_str());
   std::fflush(stdout);
 }
 

@@ -81,6 +81,18 @@ const TestBackend& backend() {
   return b;
 }
 
+std::string use_backend_for_cuda_requests() {
+  const TestBackend& b = backend();
+  std::string line = "compile backend: " + b.describe();
+  if (b.kind == BackendKind::nvrtc) return line + "; CUDA requests: NVRTC";
+  for (const std::string& entry : compiler_double_env()) {
+    const auto eq = entry.find('=');
+    ::setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1);
+  }
+  return line + "; CUDA requests: the compiler double" +
+         (nvrtc().ok ? " forwarding to NVRTC" : " (synthesized cubins)");
+}
+
 std::string_view TestBackend::name() const noexcept {
   switch (kind) {
     case BackendKind::nvrtc: return "nvrtc";

@@ -61,6 +61,13 @@ const TestBackend& backend();
 // forwards to the real NVRTC where `nvrtc()` is ok and synthesizes cubins otherwise.
 std::vector<std::string> compiler_double_env();
 
+// For whole programs that start kcached and drive CUDA requests and cubin providers (crash
+// harness, load test, benchmark smoke): where the backend is not NVRTC, puts the compiler
+// double into this process's environment, which the daemons they start inherit, so CUDA
+// requests compile there too (HIP requests keep going to hiprtc where it works). Returns one
+// line for the program's output: the backend and what compiles CUDA requests.
+std::string use_backend_for_cuda_requests();
+
 // The source of a CUDA / HIP kernel for `salt` (the languages differ only in spelling here).
 std::string cuda_kernel_source(int salt);
 std::string hip_kernel_source(int salt);
