@@ -33,33 +33,20 @@
 #include <string>
 #include <vector>
 
+#include "compile/nvrtc_abi.hpp"
 #include "synth_module.hpp"
 
 namespace {
 
-using nvrtcResult = int;
-using nvrtcProgram = void*;
-
-struct Api {
-  const char* (*GetErrorString)(nvrtcResult);
-  nvrtcResult (*Version)(int*, int*);
-  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                               const char* const*);
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*);
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*);
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
-};
-
-// nvrtcResult values in nvrtc.h's order.
-constexpr nvrtcResult kSuccess = 0;
-constexpr nvrtcResult kOutOfMemory = 1;
-constexpr nvrtcResult kInvalidInput = 3;
-constexpr nvrtcResult kInvalidProgram = 4;
-constexpr nvrtcResult kBadOption = 5;
-constexpr nvrtcResult kCompilation = 6;
+using nvrtcResult = kcache::nvrtc_abi::Result;
+using nvrtcProgram = kcache::nvrtc_abi::Program;
+using Api = kcache::nvrtc_abi::Api;
+using kcache::nvrtc_abi::kCompilation;
+using kcache::nvrtc_abi::kInvalidInput;
+using kcache::nvrtc_abi::kInvalidOption;
+using kcache::nvrtc_abi::kInvalidProgram;
+using kcache::nvrtc_abi::kOutOfMemory;
+using kcache::nvrtc_abi::kSuccess;
 
 template <class F>
 bool bind(void* lib, const char* name, F* slot) {
@@ -74,29 +61,29 @@ const Api* real() {
     if (path == nullptr || *path == '\0' || std::strcmp(path, "none") == 0) return nullptr;
     void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     static Api a{};
-    if (lib == nullptr ||
-        !(bind(lib, "nvrtcGetErrorString", &a.GetErrorString) &&
-          bind(lib, "nvrtcVersion", &a.Version) &&
-          bind(lib, "nvrtcCreateProgram", &a.CreateProgram) &&
-          bind(lib, "nvrtcDestroyProgram", &a.DestroyProgram) &&
-          bind(lib, "nvrtcCompileProgram", &a.CompileProgram) &&
-          bind(lib, "nvrtcGetCUBINSize", &a.GetCUBINSize) &&
-          bind(lib, "nvrtcGetCUBIN", &a.GetCUBIN) &&
-          bind(lib, "nvrtcGetProgramLogSize", &a.GetProgramLogSize) &&
-          bind(lib, "nvrtcGetProgramLog", &a.GetProgramLog)))
+    if (lib == nullptr || !kcache::nvrtc_abi::bind_api(a, [lib](auto& slot, const char* name) {
+          return bind(lib, name, &slot);
+        }))
       abort();  // a test that names a real NVRTC that does not load is broken
     return &a;
   }();
   return api;
 }
 
-struct Program {
+}  // namespace
+
+// The double's own program handle: what the nvrtcProgram it hands out points to.
+struct kcache::nvrtc_abi::ProgramHandle {
   nvrtcProgram real_program = nullptr;  // null when standing alone
   std::string source;
   std::string name;
   std::vector<std::byte> cubin;  // standing alone: the synthesized module
   std::string log;               // standing alone: the log
 };
+
+namespace {
+
+using Program = kcache::nvrtc_abi::ProgramHandle;
 
 [[noreturn]] void hog_until_refused() {
   for (;;) {
@@ -132,7 +119,7 @@ nvrtcResult compile_alone(Program* p, const std::string& arch) {
   p->cubin = kcache::testing::synth_cubin(arch, payload);
   if (p->cubin.empty()) {
     p->log = "nvrtc: error: invalid value for --gpu-architecture (-arch)\n";
-    return kBadOption;
+    return kInvalidOption;
   }
   return kSuccess;
 }
@@ -147,7 +134,7 @@ __attribute__((visibility("default"))) const char* nvrtcGetErrorString(nvrtcResu
     case kSuccess: return "NVRTC_SUCCESS";
     case kOutOfMemory: return "NVRTC_ERROR_OUT_OF_MEMORY";
     case kInvalidInput: return "NVRTC_ERROR_INVALID_INPUT";
-    case kBadOption: return "NVRTC_ERROR_INVALID_OPTION";
+    case kInvalidOption: return "NVRTC_ERROR_INVALID_OPTION";
     case kCompilation: return "NVRTC_ERROR_COMPILATION";
     default: return "NVRTC_ERROR_INTERNAL_ERROR";
   }
@@ -179,7 +166,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCreateProgram(
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) {
-  auto* p = static_cast<Program*>(*prog);
+  auto* p = *prog;
   if (p == nullptr) return kInvalidProgram;
   if (p->real_program != nullptr) real()->DestroyProgram(&p->real_program);
   delete p;
@@ -189,7 +176,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgram(nvrtcProg
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(
     nvrtcProgram prog, int n, const char* const* options) {
-  auto* p = static_cast<Program*>(prog);
+  auto* p = prog;
   const std::string& s = p->source;
   if (s.find("KCACHE_FAKE_HANG") != std::string::npos)
     for (;;) pause();
@@ -211,7 +198,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog,
                                                                       size_t* size) {
-  const auto* p = static_cast<Program*>(prog);
+  const auto* p = prog;
   if (p->real_program != nullptr) return real()->GetCUBINSize(p->real_program, size);
   if (p->cubin.empty()) return kInvalidInput;
   *size = p->cubin.size();
@@ -219,7 +206,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgra
 }
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* out) {
-  const auto* p = static_cast<Program*>(prog);
+  const auto* p = prog;
   if (p->real_program != nullptr) return real()->GetCUBIN(p->real_program, out);
   if (p->cubin.empty()) return kInvalidInput;
   std::memcpy(out, p->cubin.data(), p->cubin.size());
@@ -228,7 +215,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram pr
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog,
                                                                            size_t* size) {
-  const auto* p = static_cast<Program*>(prog);
+  const auto* p = prog;
   if (p->real_program != nullptr) return real()->GetProgramLogSize(p->real_program, size);
   *size = p->log.size() + 1;
   return kSuccess;
@@ -236,7 +223,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcP
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog,
                                                                        char* out) {
-  const auto* p = static_cast<Program*>(prog);
+  const auto* p = prog;
   if (p->real_program != nullptr) return real()->GetProgramLog(p->real_program, out);
   std::memcpy(out, p->log.c_str(), p->log.size() + 1);
   return kSuccess;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -28,28 +29,20 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
   return out;
 }
 
-// This process's environment with `extra` ("NAME=value") applied; a later entry of `extra`
-// replaces an earlier one of the same name (getenv would see only the first).
+}  // namespace
+
 std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
   const auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
-  const auto named_later = [&](std::size_t i, const std::string& name) {
-    for (std::size_t j = i + 1; j < extra.size(); ++j)
-      if (name_of(extra[j]) == name) return true;
-    return false;
-  };
   std::vector<std::string> env;
+  std::set<std::string> named;
+  for (auto x = extra.rbegin(); x != extra.rend(); ++x)  // the last entry of a name wins
+    if (named.insert(name_of(*x)).second) env.push_back(*x);
   for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const std::string name = name_of(entry);
-    if (name != "NOTIFY_SOCKET" && !named_later(static_cast<std::size_t>(-1), name))
-      env.push_back(entry);
+    const std::string name = name_of(*e);
+    if (name != "NOTIFY_SOCKET" && !named.contains(name)) env.push_back(*e);
   }
-  for (std::size_t i = 0; i < extra.size(); ++i)
-    if (!named_later(i, name_of(extra[i]))) env.push_back(extra[i]);
   return env;
 }
-
-}  // namespace
 
 CommandResult run_command(const std::vector<std::string>& argv_in,
                           const std::vector<std::string>& extra_env) {

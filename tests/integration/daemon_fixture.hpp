@@ -38,6 +38,11 @@ T must(Result<T> r, std::string_view what) {
   return std::move(r).value();
 }
 
+// This process's environment (less NOTIFY_SOCKET) with `extra` ("NAME=value") applied: each name
+// once, the last entry of `extra` that names it winning (getenv would see only the first, and
+// Python's os.environ only the last, of duplicates).
+std::vector<std::string> environment_with(const std::vector<std::string>& extra);
+
 // Runs a program with arguments, capturing stdout and stderr; extra_env is "NAME=value".
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::vector<std::string>& extra_env = {});

@@ -16,7 +16,6 @@ namespace {
 using Lifecycle = DaemonFixture;
 namespace fs = std::filesystem;
 
-Module compile_one(Client& c, int salt) { return compile_module(c, salt); }
 
 TEST_F(Lifecycle, SecondDaemonOnTheSameCacheDirExitsWithTheOwnersPid) {
   start();
@@ -38,7 +37,7 @@ TEST_F(Lifecycle, SecondDaemonOnTheSameSocketIsRefused) {
 TEST_F(Lifecycle, MalformedFramesCloseOnlyThatConnection) {
   start();
   Client good = client();
-  Module before = compile_one(good, 1);
+  Module before = compile_module(good, 1);
 
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un addr{};
@@ -66,7 +65,7 @@ TEST_F(Lifecycle, MalformedFramesCloseOnlyThatConnection) {
 TEST_F(Lifecycle, VerifyFindsACorruptObjectAndRepairsIt) {
   start({"--scrub-rate", "0"});  // verify must find it, not the background scrubber
   Client c = client();
-  Module m = compile_one(c, 2);
+  Module m = compile_module(c, 2);
   EXPECT_EQ(kcachectl({"verify"}).exit_code, 0);
 
   ASSERT_EQ(::chmod(m.path.c_str(), 0644), 0);
@@ -81,15 +80,15 @@ TEST_F(Lifecycle, VerifyFindsACorruptObjectAndRepairsIt) {
   EXPECT_FALSE(fs::exists(m.path));
   EXPECT_EQ(kcachectl({"verify"}).exit_code, 0);
   // The entry is gone, so the next request compiles it again.
-  Module again = compile_one(c, 2);
+  Module again = compile_module(c, 2);
   EXPECT_EQ(again.origin, Origin::compiled);
 }
 
 TEST_F(Lifecycle, StartupReconcilesOrphansAndRowsWithoutFiles) {
   start();
   Client c = client();
-  Module kept = compile_one(c, 3);
-  Module lost = compile_one(c, 4);
+  Module kept = compile_module(c, 3);
+  Module lost = compile_module(c, 4);
   stop();
 
   // Behind the daemon's back: one object deleted, one orphan and a symlink planted, tmp junk.
@@ -128,7 +127,7 @@ TEST_F(Lifecycle, IndexFromANewerKcachedIsRefused) {
 TEST_F(Lifecycle, DamagedIndexIsRefusedWithWhatToDoAndMovingItAsideStartsClean) {
   start();
   Client c = client();
-  const Module m = compile_one(c, 3);
+  const Module m = compile_module(c, 3);
   stop();
   {
     // Scribble over the SQLite header: "file is not a database".
@@ -150,7 +149,7 @@ TEST_F(Lifecycle, DamagedIndexIsRefusedWithWhatToDoAndMovingItAsideStartsClean) 
   wait_reconciled();
   EXPECT_FALSE(fs::exists(m.path)) << "an object no row names is an orphan";
   Client again = client();
-  EXPECT_EQ(compile_one(again, 3).origin, Origin::compiled);
+  EXPECT_EQ(compile_module(again, 3).origin, Origin::compiled);
 }
 
 TEST_F(Lifecycle, StatusJsonHasTheDocumentedFields) {

@@ -13,8 +13,6 @@
 
 #include "daemon_fixture.hpp"
 
-extern char** environ;
-
 namespace kcache::test {
 namespace {
 
@@ -33,16 +31,10 @@ TEST_F(Journal, StructuredEntriesGoToTheJournalWhenStderrIsTheJournal) {
                                 "--cache-dir", cache_dir_, "--socket", socket_, "--devices",
                                 "sm_90a,gfx90a", "--log-level", "debug", "--bus-address",
                                 "unix:path=" + dir_ + "/no-bus"};
-  std::vector<std::string> env = backend().daemon_env;
-  env.push_back("NOTIFY_SOCKET=" + dir_ + "/notify.sock");
-  // Ours first and alone: Python's os.environ keeps the *last* of duplicate names.
-  const auto ours = [&env](std::string_view entry) {
-    for (const auto& mine : env)
-      if (entry.substr(0, entry.find('=') + 1) == mine.substr(0, mine.find('=') + 1)) return true;
-    return false;
-  };
-  for (char** e = environ; *e != nullptr; ++e)
-    if (!ours(*e) && !std::string_view(*e).starts_with("JOURNAL_STREAM=")) env.push_back(*e);
+  std::vector<std::string> extra = backend().daemon_env;
+  extra.push_back("NOTIFY_SOCKET=" + dir_ + "/notify.sock");
+  std::vector<std::string> env = environment_with(extra);
+  std::erase_if(env, [](const std::string& e) { return e.starts_with("JOURNAL_STREAM="); });
   std::vector<char*> args, envp;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);

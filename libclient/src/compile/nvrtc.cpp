@@ -3,30 +3,18 @@
 
 #include "common/dl_library.hpp"
 #include "compile/compiler.hpp"
+#include "compile/nvrtc_abi.hpp"
 #include "compile/program_inputs.hpp"
 
 namespace kcache {
 
 namespace {
 
-// The subset of nvrtc.h we use, declared here so no CUDA header is needed to build.
-using nvrtcResult = int;
-using nvrtcProgram = struct NvrtcProgramOpaque*;
-constexpr nvrtcResult kNvrtcSuccess = 0;
-constexpr nvrtcResult kNvrtcCompilationError = 6;
-
-struct NvrtcApi {
-  const char* (*GetErrorString)(nvrtcResult);
-  nvrtcResult (*Version)(int*, int*);
-  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
-                               const char* const*);
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*);
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*);
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*);
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*);
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*);
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*);
-};
+using nvrtcResult = nvrtc_abi::Result;
+using nvrtcProgram = nvrtc_abi::Program;
+using NvrtcApi = nvrtc_abi::Api;
+constexpr nvrtcResult kNvrtcSuccess = nvrtc_abi::kSuccess;
+constexpr nvrtcResult kNvrtcCompilationError = nvrtc_abi::kCompilation;
 
 class NvrtcCompiler final : public Compiler {
  public:
@@ -102,15 +90,12 @@ Status bind(const DlLibrary& lib, F& slot, const char* name) {
 Result<std::unique_ptr<Compiler>> load_nvrtc(std::span<const std::string> candidates) {
   KC_TRY_ASSIGN(DlLibrary lib, DlLibrary::open_first("NVRTC", candidates));
   NvrtcApi api{};
-  KC_TRY(bind(lib, api.GetErrorString, "nvrtcGetErrorString"));
-  KC_TRY(bind(lib, api.Version, "nvrtcVersion"));
-  KC_TRY(bind(lib, api.CreateProgram, "nvrtcCreateProgram"));
-  KC_TRY(bind(lib, api.DestroyProgram, "nvrtcDestroyProgram"));
-  KC_TRY(bind(lib, api.CompileProgram, "nvrtcCompileProgram"));
-  KC_TRY(bind(lib, api.GetCUBINSize, "nvrtcGetCUBINSize"));
-  KC_TRY(bind(lib, api.GetCUBIN, "nvrtcGetCUBIN"));
-  KC_TRY(bind(lib, api.GetProgramLogSize, "nvrtcGetProgramLogSize"));
-  KC_TRY(bind(lib, api.GetProgramLog, "nvrtcGetProgramLog"));
+  Status bound;
+  nvrtc_abi::bind_api(api, [&](auto& slot, const char* name) {
+    bound = bind(lib, slot, name);
+    return bound.ok();
+  });
+  KC_TRY(bound);
   int major = 0;
   int minor = 0;
   if (api.Version(&major, &minor) != kNvrtcSuccess)
