@@ -64,7 +64,7 @@ void GarbageCollector::maybe_start() {
 }
 
 void GarbageCollector::start_next() {
-  if (queued_.empty()) return;
+  if (run_ || queued_.empty()) return;
   run_ = std::make_unique<Run>();
   run_->id = ++runs_started_;
   run_->automatic = std::exchange(auto_queued_, false);
@@ -155,29 +155,34 @@ void GarbageCollector::step() {
 }
 
 void GarbageCollector::finish() {
-  std::unique_ptr<Run> run = std::move(run_);
-  if (!run->options.dry_run) {
-    run->report.remaining_entries = cache_.catalog().size();
-    run->report.remaining_bytes = cache_.catalog().bytes();
-    stats_.evictions += run->report.removed_entries;
+  Run& run = *run_;
+  if (!run.options.dry_run) {
+    run.report.remaining_entries = cache_.catalog().size();
+    run.report.remaining_bytes = cache_.catalog().bytes();
+    stats_.evictions += run.report.removed_entries;
     cache_.flush();
   }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - run->started);
+      std::chrono::steady_clock::now() - run.started);
   spdlog::debug("gc{}: removed {} entries in {} ms (longest loop step {} us)",
-                run->options.dry_run ? " (dry run)" : "", run->report.removed_entries, ms.count(),
-                run->report.max_blocked_us);
-  if (run->options.dry_run) {
-    for (auto& w : run->waiters) w(run->report);
-    start_next();
+                run.options.dry_run ? " (dry run)" : "", run.report.removed_entries, ms.count(),
+                run.report.max_blocked_us);
+  if (run.options.dry_run) {
+    answer_and_start_next();
     return;
   }
-  // Report only once the freed bytes are really off the disk.
-  std::shared_ptr<Run> shared = std::move(run);
-  cache_.after_removals([this, shared] {
-    for (auto& w : shared->waiters) w(shared->report);
-    start_next();
+  // Report only once the freed bytes are really off the disk. The run stays current until
+  // then, so a request arriving meanwhile queues instead of starting a second run (which the
+  // next start_next would have replaced mid-flight, leaving its waiters unanswered).
+  cache_.after_removals([this, id = run.id] {
+    if (current(id)) answer_and_start_next();
   });
+}
+
+void GarbageCollector::answer_and_start_next() {
+  const std::unique_ptr<Run> run = std::move(run_);
+  for (auto& w : run->waiters) w(run->report);  // may queue another collection
+  start_next();
 }
 
 }  // namespace kcache::daemon

@@ -84,6 +84,7 @@ class GarbageCollector {
   void begin_eviction();
   void step();
   void finish();
+  void answer_and_start_next();
   bool current(std::uint64_t run_id) const noexcept;
 
   uv_loop_t* loop_;

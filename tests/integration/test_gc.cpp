@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -172,6 +173,45 @@ TEST_F(Gc, EvictRespectsGraceUnlessForced) {
   EXPECT_EQ(kcachectl({"evict", "--name", "nosuchmodule"}).exit_code, 1);
   EXPECT_EQ(kcachectl({"evict", "--name", "fresh", "--force"}).exit_code, 0);
   EXPECT_TRUE(names_in_cache().empty());
+}
+
+// A collection asked for while the previous one waits for its removals to reach the index
+// used to start a second run that the first one's completion then replaced: its callers
+// waited forever (found by the crash harness). Every concurrent request must be answered.
+TEST_F(Gc, ConcurrentCollectionsAreEachAnswered) {
+  // The standalone compiler double compiles in about a millisecond: collections overlap.
+  std::vector<std::string> env = compiler_double_env();
+  env.emplace_back("KCACHE_FAKE_NVRTC_REAL=none");
+  start({"--gc-grace", "0s"}, env);
+  constexpr int kThreads = 6;
+  constexpr int kRounds = 40;
+  std::atomic<int> answered{0};
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Client c = client(std::chrono::milliseconds(10'000));
+      for (int i = 0; i < kRounds; ++i) {
+        const int salt = 100 + t * kRounds + i;
+        const std::string src = cuda_kernel_source(salt);
+        Request r;
+        r.name = "m" + std::to_string(salt);
+        r.target = "sm_90a";
+        r.source = src;
+        auto got = c.get(r);
+        auto gc = c.control("gc", R"({"max_size": 0})");  // removes: its removals reach the index
+        if (gc) ++answered;
+        const std::string failure = !got ? got.error().message : !gc ? gc.error().message : "";
+        if (!failure.empty()) {
+          failures[t] = failure;  // a lost run would make every later round wait its timeout
+          return;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures) EXPECT_EQ(f, "");
+  EXPECT_EQ(answered.load(), kThreads * kRounds);
+  EXPECT_EQ(kcachectl({"verify"}).exit_code, 0);
 }
 
 // Runs kcachectl as uid/gid 65534 (nobody/nogroup) with no supplementary groups.
