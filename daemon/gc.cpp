@@ -47,7 +47,7 @@ GarbageCollector::~GarbageCollector() = default;
 
 void GarbageCollector::collect(GcOptions options, Done done) {
   queued_.emplace_back(std::move(options), std::move(done));
-  if (!run_) start_next();
+  start_next();  // no-op while a run is current: the request waits its turn
 }
 
 void GarbageCollector::maybe_start() {
