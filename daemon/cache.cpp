@@ -110,46 +110,18 @@ void Cache::reserve_removals(std::size_t n) {
 }
 
 void Cache::final_flush() {
-  (void)store_.take_removals_pending();
-  if (auto done = store_.process_removals(); !done.ok()) spdlog::warn("{}", done.error().message);
   // Waiters belong to components already gone (the loop has drained): dropped, not called.
+  // The worker's stop() runs this last job, removals included, before it joins.
   removal_waiters_.clear();
   flush();
 }
 
 void Cache::after_removals(std::function<void()> done) {
-  const bool pending = store_.take_removals_pending();
-  if (!pending && !removals_running_) {
-    done();  // nothing scheduled is left on the disk
-    return;
-  }
   removal_waiters_.push_back(std::move(done));
-  process_removals();
+  flush();
 }
 
-void Cache::process_removals() {
-  if (removals_running_) {
-    removals_again_ = true;
-    return;
-  }
-  removals_running_ = true;
-  auto waiters = std::make_shared<std::vector<std::function<void()>>>(std::move(removal_waiters_));
-  removal_waiters_.clear();
-  // Renames and unlinks can stall for milliseconds on a busy disk: never on the loop.
-  run_in_pool(
-      loop_,
-      [&store = store_] {
-        auto done = store.process_removals();
-        if (!done.ok()) spdlog::warn("{}", done.error().message);
-      },
-      [this, waiters] {
-        removals_running_ = false;
-        if (std::exchange(removals_again_, false) || !removal_waiters_.empty()) process_removals();
-        for (auto& w : *waiters) w();
-      });
-}
-
-void Cache::flush() {
+void Cache::collect_touches_and_counters() {
   for (const Digest128& key : touched_) {
     if (const Entry* e = catalog_.find(key))
       pending_.touches.push_back({key, e->last_served, e->serve_count});
@@ -163,19 +135,45 @@ void Cache::flush() {
       flushed_counters_[name] = v;
     }
   });
-  if (store_.take_removals_pending()) process_removals();
-  if (pending_.empty()) return;
+}
+
+void Cache::flush() {
+  collect_touches_and_counters();
+  // Removals scheduled so far; their rows' deletes are in pending_ or committed already.
+  const std::uint64_t removals_upto = store_.removals_waiting() ? store_.last_removal_seq() : 0;
+  if (pending_.empty() && removals_upto == 0 && removal_waiters_.empty()) return;
   auto batch = std::make_shared<IndexBatch>(std::move(pending_));
   pending_ = IndexBatch{};
   const std::bitset<256> shards = new_shards_;
   new_shards_.reset();
-  index_.submit([batch, shards, &store = store_](Index& index) {
+  std::function<bool(Index&)> job = [batch, shards, removals_upto, &store = store_](Index& index) {
     if (shards.any()) {
       auto synced = store.sync_shards(shards);
       if (!synced.ok()) spdlog::error("index flush: {}", synced.error().message);
     }
-    auto applied = index.apply(*batch);
-    if (!applied.ok()) spdlog::error("index flush failed: {}", applied.error().message);
+    if (!batch->empty()) {
+      auto applied = index.apply(*batch);
+      if (!applied.ok()) {
+        // Nothing is freed behind a batch that failed: a later flush's pass frees the files.
+        spdlog::error("index flush failed: {}", applied.error().message);
+        return false;
+      }
+    }
+    // Renames and unlinks can stall for milliseconds on a busy disk: here, never on the loop.
+    if (removals_upto > 0) {
+      auto removed = store.process_removals(removals_upto);
+      if (!removed.ok()) spdlog::warn("{}", removed.error().message);
+    }
+    return true;
+  };
+  if (removal_waiters_.empty()) {
+    index_.submit([job = std::move(job)](Index& index) { (void)job(index); });
+    return;
+  }
+  auto waiters = std::make_shared<std::vector<std::function<void()>>>(std::move(removal_waiters_));
+  removal_waiters_.clear();
+  index_.query<bool>(std::move(job), [waiters](bool) {
+    for (auto& w : *waiters) w();
   });
 }
 

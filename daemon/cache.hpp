@@ -10,8 +10,11 @@
 //  * remove() drops a key everywhere; the object file goes when its last key goes.
 //  * Every batch that names a new object first fsyncs the shard directories it touched, so a
 //    durable row always names a durable file.
-//  * Object removals are only scheduled on the loop; the flush timer has the thread pool carry
-//    them out (store.hpp).
+//  * Object removals are only scheduled on the loop. A flush hands them to the index worker
+//    with its batch: the worker frees the objects scheduled up to that flush only after the
+//    batch that deletes their rows has committed, so a durable row never names a file already
+//    gone, whatever moment the process dies at (a kill between leaves an unreferenced file,
+//    which reconcile frees). A batch that fails frees nothing; a later flush's pass does.
 #pragma once
 
 #include <bitset>
@@ -70,15 +73,15 @@ class Cache {
   // The last flush at shutdown: does the pending removals here and now (no pool job may
   // outlive the cache).
   void final_flush();
-  // Runs `done` on the loop once every object removal scheduled so far is off the disk (GC and
-  // evict reply only then, so the bytes they report are really free). Starts a pass now.
+  // Runs `done` on the loop, later, once every object removal scheduled so far is off the disk
+  // (GC and evict reply only then, so the bytes they report are really free). Flushes now.
   void after_removals(std::function<void()> done);
   // Called on the loop after every successful publish (the GC watches the budget there).
   void set_on_published(std::function<void()> hook) { on_published_ = std::move(hook); }
 
  private:
   void queue_touch(const Digest128& key) { touched_.insert(key); }
-  void process_removals();
+  void collect_touches_and_counters();
 
   uv_loop_t* loop_;
   const Store& store_;
@@ -92,9 +95,8 @@ class Cache {
   std::size_t publishes_in_flight_ = 0;
   UvHandle<uv_timer_t> timer_;
   std::function<void()> on_published_;
-  bool removals_running_ = false;
-  bool removals_again_ = false;
-  // Waiters for the next pass to start (a running pass may have missed their removals).
+  // Waiters for the next flush's removal pass (index jobs run in order, so it also follows
+  // every pass submitted before).
   std::vector<std::function<void()>> removal_waiters_;
 };
 

@@ -279,8 +279,9 @@ Status Store::remove_object(const Digest128& digest, ObjectKind kind) const {
 
 Status Store::remove_shard_entry(std::uint8_t shard, const std::string& name) const {
   std::lock_guard lock(removals_->mu);
-  removals_->scheduled.insert(shard_name(shard) + "/" + name);
-  removals_->pending = true;
+  Removals& r = *removals_;
+  auto [it, fresh] = r.scheduled.try_emplace(shard_name(shard) + "/" + name, r.last_seq + 1);
+  if (fresh) r.order.emplace_back(++r.last_seq, it->first);
   return {};
 }
 
@@ -302,15 +303,36 @@ void Store::reserve_removals(std::size_t n) const {
   removals_->scheduled.reserve(removals_->scheduled.size() + n);
 }
 
-bool Store::take_removals_pending() const noexcept {
+bool Store::removals_waiting() const noexcept {
   std::lock_guard lock(removals_->mu);
-  return std::exchange(removals_->pending, false);
+  return !removals_->scheduled.empty();
 }
 
-Result<std::size_t> Store::process_removals() const {
+std::uint64_t Store::last_removal_seq() const noexcept {
+  std::lock_guard lock(removals_->mu);
+  return removals_->last_seq;
+}
+
+// Under removals_->mu: the oldest live item scheduled up to `upto`, now marked moving; stale
+// entries (cancelled or rescheduled) are dropped on the way.
+static std::optional<std::string> take_removal(auto& r, std::uint64_t upto) {
+  while (!r.order.empty() && r.order.front().first <= upto) {
+    auto [seq, item] = std::move(r.order.front());
+    r.order.pop_front();
+    auto it = r.scheduled.find(item);
+    if (it == r.scheduled.end() || it->second != seq) continue;
+    r.scheduled.erase(it);
+    r.moving.insert(item);
+    return item;
+  }
+  return std::nullopt;
+}
+
+Result<std::size_t> Store::process_removals(std::uint64_t upto) const {
   {
     std::lock_guard lock(removals_->mu);
-    if (removals_->scheduled.empty()) return std::size_t{0};
+    const auto& order = removals_->order;
+    if (order.empty() || order.front().first > upto) return std::size_t{0};
   }
   // A fresh trash directory per pass: unlinking there never holds the lock of a directory a
   // later pass renames into.
@@ -324,13 +346,13 @@ Result<std::size_t> Store::process_removals() const {
     // removals meanwhile and never waits for the disk. A publish of the same object either
     // finds the item still scheduled and cancels it, or waits while it is `moving`: the
     // publish sees the file gone, or the removal never happens. Items scheduled during the
-    // pass are taken by it too.
+    // pass are taken by it too when their number is within `upto`.
     std::string item;
     {
       std::lock_guard lock(removals_->mu);
-      if (removals_->scheduled.empty()) break;
-      item = std::move(removals_->scheduled.extract(removals_->scheduled.begin()).value());
-      removals_->moving.insert(item);
+      auto taken = take_removal(*removals_, upto);
+      if (!taken) break;
+      item = std::move(*taken);
     }
     const int shard = std::stoi(item.substr(0, 2), nullptr, 16);
     const std::string name = item.substr(3);

@@ -21,11 +21,14 @@
 //    objects/ is never followed. The shard directory fsync that makes a rename durable is
 //    `sync_shards`, called by the index worker before it commits rows naming new objects.
 //  * `sweep_staging()` empties tmp/ (start-up: anything there is from a dead process).
-//  * Removing an object (or any shard entry) only schedules it: the thread pool later moves it
-//    into a trash directory under tmp/ (`trash-*`) and frees it (process_removals), because
-//    on a busy disk a rename can stall for milliseconds and an unlink that frees blocks takes
-//    milliseconds; the loop never waits for either. A publish of the same object before the
-//    removal ran cancels it (commit). Open fds keep reading after a removal.
+//  * Removing an object (or any shard entry) only schedules it, under a sequence number: a
+//    background thread later moves it into a trash directory under tmp/ (`trash-*`) and frees
+//    it (process_removals), because on a busy disk a rename can stall for milliseconds and an
+//    unlink that frees blocks takes milliseconds; the loop never waits for either. A pass
+//    frees only what was scheduled up to a given number, so the caller can free exactly the
+//    objects whose index rows it has already deleted durably (cache.hpp). A publish of the
+//    same object before the removal ran cancels it (commit). Open fds keep reading after a
+//    removal.
 #pragma once
 
 #include <array>
@@ -39,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -109,7 +113,8 @@ class Store {
   Result<bool> object_exists(const Digest128& digest, ObjectKind kind) const;
   Status remove_object(const Digest128& digest, ObjectKind kind) const;
   // Schedules the removal of any directory entry of a shard by name (an object, an orphan, a
-  // planted symlink). Cheap: nothing touches the disk until process_removals().
+  // planted symlink) under the next sequence number. Cheap: nothing touches the disk until
+  // process_removals(). Scheduling an entry already scheduled keeps its first number.
   Status remove_shard_entry(std::uint8_t shard, const std::string& name) const;
   bool removal_scheduled(std::uint8_t shard, const std::string& name) const;
   // Any thread: unlinks a damaged object now, not through the schedule (a publish of the same
@@ -117,11 +122,13 @@ class Store {
   Status unlink_damaged(const Digest128& digest, ObjectKind kind) const;
   // Sizes the schedule for `n` more removals up front, so a GC step never pays a rehash.
   void reserve_removals(std::size_t n) const;
-  // Thread pool: moves every scheduled entry into a trash directory and frees it. Returns how
-  // many entries it removed.
-  Result<std::size_t> process_removals() const;
-  // True once after a removal was scheduled (the caller runs process_removals()).
-  bool take_removals_pending() const noexcept;
+  // Background thread: moves every entry scheduled under a number <= `upto` (and not cancelled)
+  // into a trash directory and frees it. Returns how many entries it removed.
+  Result<std::size_t> process_removals(std::uint64_t upto = UINT64_MAX) const;
+  // The number of the latest removal scheduled (0 before the first), and whether any is still
+  // waiting for a pass.
+  std::uint64_t last_removal_seq() const noexcept;
+  bool removals_waiting() const noexcept;
   static bool is_trash_name(std::string_view name) noexcept { return name.starts_with("trash-"); }
   Result<std::vector<ShardFile>> list_shard(std::uint8_t shard) const;
   Result<std::vector<std::string>> list_staging() const;
@@ -142,14 +149,16 @@ class Store {
   Fd objects_fd_;
   Fd tmp_fd_;
   std::vector<Fd> shard_fds_;  // 256, index = first byte of the digest
-  // Removals scheduled by the loop ("ab/<name>"), done by the thread pool; commit() cancels
-  // one for an object published again. Heap-held so a Store stays movable.
+  // Removals scheduled by the loop ("ab/<name>" -> its number), done in the background;
+  // commit() cancels one for an object published again (erased from `scheduled`; its entry in
+  // `order` goes stale and is skipped). Heap-held so a Store stays movable.
   struct Removals {
     std::mutex mu;
     std::condition_variable moved;  // signalled when an item leaves `moving`
-    std::unordered_set<std::string> scheduled;
+    std::unordered_map<std::string, std::uint64_t> scheduled;
+    std::deque<std::pair<std::uint64_t, std::string>> order;  // by number, oldest first
     std::unordered_set<std::string> moving;  // being renamed into the trash, lock not held
-    bool pending = false;
+    std::uint64_t last_seq = 0;
   };
   std::unique_ptr<Removals> removals_ = std::make_unique<Removals>();
   // The last objects commit() put in place and their stamps: a publish of the same bytes that

@@ -40,6 +40,17 @@ json control(const Client& c, Ledger& ledger, const char* op, const std::string&
   return doc;
 }
 
+// What of a status document changes when the cache's contents do: a round of check_entries
+// counts only when this is the same before and after it.
+json cache_state(const json& st) {
+  return json{{"cache", st["cache"]},
+              {"gc_running", st["gc"].value("running", false)},
+              {"evictions", st["stats"].value("evictions", std::uint64_t{0})},
+              {"compiles", st["stats"].value("compiles", std::uint64_t{0})},
+              {"inflight", st.value("inflight_compiles", json())},
+              {"prefetch", st.value("prefetch", json())}};
+}
+
 }  // namespace
 
 void RestartChecks::run(const json& ready_status) {
@@ -148,52 +159,75 @@ void RestartChecks::check_verify() {
 }
 
 void RestartChecks::check_entries() {
+  // A GC started by the start-up prefetch's publishes may still remove entries between the
+  // list and the file checks: only a round the cache stood still through is judged.
   const Client c = control_client(daemon_.socket());
-  const json list = control(c, ledger_, "list");
-  const json st = control(c, ledger_, "status");
-  if (list.is_null() || st.is_null()) return;
+  for (int round = 0; round < 100; ++round) {
+    const json before = control(c, ledger_, "status");
+    const json list = control(c, ledger_, "list");
+    if (before.is_null() || list.is_null()) return;
+    Findings found = check_listed(list, before["cache"].value("entries", std::uint64_t{0}));
+    const json after = control(c, ledger_, "status");
+    if (after.is_null()) return;
+    if (cache_state(before) != cache_state(after)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    for (std::string& v : found.violations) ledger_.violation(std::move(v));
+    ledger_.entries_checked += found.entries;
+    ledger_.provider_entries_checked += found.provider_entries;
+    return;
+  }
+  ledger_.violation("the cache never stood still for a list after the restart (100 rounds)");
+}
+
+RestartChecks::Findings RestartChecks::check_listed(const json& list, std::uint64_t in_memory) const {
+  Findings found;
   const auto& entries = list["entries"];
-  const std::uint64_t in_memory = st["cache"].value("entries", std::uint64_t{0});
   if (list.value("truncated", false) || entries.size() != in_memory)
-    ledger_.violation("the index lists " + std::to_string(entries.size()) +
-                      " entries, the daemon's memory holds " + std::to_string(in_memory));
+    found.violations.push_back("the index lists " + std::to_string(entries.size()) +
+                               " entries, the daemon's memory holds " + std::to_string(in_memory));
   for (const auto& e : entries) {
     const std::string path = e.value("path", std::string());
     const std::string what = "entry " + e.value("name", std::string()) + " (key " +
                              e.value("key", std::string()) + ", " + path + ")";
     struct stat sb {};
     if (::lstat(path.c_str(), &sb) != 0) {
-      ledger_.violation(what + ": " + std::strerror(errno));
+      found.violations.push_back(what + ": " + std::strerror(errno));
       continue;
     }
     if (!S_ISREG(sb.st_mode) || (sb.st_mode & 07777) != 0444)
-      ledger_.violation(what + ": not a regular file of mode 0444");
+      found.violations.push_back(what + ": not a regular file of mode 0444");
     const ReadResult r = read_path(path);
     if (r.error != 0) {
-      ledger_.violation(what + ": cannot read: " + std::strerror(r.error));
+      found.violations.push_back(what + ": cannot read: " + std::strerror(r.error));
       continue;
     }
     if (r.bytes.size() != e.value("size", std::uint64_t{0}))
-      ledger_.violation(what + ": " + std::to_string(r.bytes.size()) + " bytes, the index says " +
-                        e["size"].dump());
+      found.violations.push_back(what + ": " + std::to_string(r.bytes.size()) +
+                                 " bytes, the index says " + e["size"].dump());
     if (const std::string d = xxh128_hex(r.bytes); d != e.value("digest", std::string()))
-      ledger_.violation(what + ": content digest " + d + ", the index says " + e["digest"].dump());
-    ++ledger_.entries_checked;
-    if (e.value("origin", std::string()) == "provider") check_provider_entry(e, what);
+      found.violations.push_back(what + ": content digest " + d + ", the index says " +
+                                 e["digest"].dump());
+    ++found.entries;
+    if (e.value("origin", std::string()) == "provider") check_provider_entry(e, what, found);
   }
+  return found;
 }
 
-void RestartChecks::check_provider_entry(const json& e, const std::string& what) {
-  ++ledger_.provider_entries_checked;
+void RestartChecks::check_provider_entry(const json& e, const std::string& what,
+                                         Findings& found) const {
+  ++found.provider_entries;
   const auto shipped = providers_ != nullptr ? providers_->shipped_digest(e.value("name", std::string()))
                                              : std::nullopt;
   if (!shipped)
-    ledger_.violation(what + ": an entry of origin provider for a module no provider shipped");
+    found.violations.push_back(what + ": an entry of origin provider for a module no provider shipped");
   else if (*shipped != e.value("digest", std::string()))
-    ledger_.violation(what + ": a provider entry with digest " + e["digest"].dump() +
-                      ", the manifest shipped " + *shipped);
+    found.violations.push_back(what + ": a provider entry with digest " + e["digest"].dump() +
+                               ", the manifest shipped " + *shipped);
   if (e.value("target", std::string()) != "sm_90a")
-    ledger_.violation(what + ": a provider entry for target " + e["target"].dump() + ", not sm_90a");
+    found.violations.push_back(what + ": a provider entry for target " + e["target"].dump() +
+                               ", not sm_90a");
 }
 
 }  // namespace kcache::crash

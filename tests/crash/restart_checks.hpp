@@ -6,7 +6,8 @@
 //  2. `verify` (a full reconcile: every object re-hashed, SQLite quick_check) reports no
 //     problem: whatever the kill left, the start-up reconcile has already repaired;
 //  3. every entry `list` returns has a regular, mode-0444 file whose size and XXH3-128 digest
-//     equal the recorded ones, and the index holds as many entries as the daemon's memory;
+//     equal the recorded ones, and the index holds as many entries as the daemon's memory
+//     (judged on a round the cache stood still through: a start-up GC may still be removing);
 //  4. with providers (provider_churn.hpp): `prefetch` (rescan, then what it queued done) fails
 //     no module; every provider in the root is `active` with all its modules and none refused,
 //     and the daemon lists no other one as present; every entry of origin `provider` names a
@@ -18,6 +19,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "daemon_process.hpp"
 #include "ledger.hpp"
@@ -44,8 +46,16 @@ class RestartChecks {
   bool wait_gc_idle();
   void check_providers();
   void check_verify();
+  // What one round of check_entries found; kept only if the cache stood still through it.
+  struct Findings {
+    std::vector<std::string> violations;
+    std::uint64_t entries = 0;
+    std::uint64_t provider_entries = 0;
+  };
   void check_entries();
-  void check_provider_entry(const nlohmann::json& entry, const std::string& what);
+  Findings check_listed(const nlohmann::json& list, std::uint64_t in_memory) const;
+  void check_provider_entry(const nlohmann::json& entry, const std::string& what,
+                            Findings& found) const;
 
   DaemonProcess& daemon_;
   Ledger& ledger_;

@@ -97,6 +97,45 @@ TEST_F(StoreTest, IdenticalBytesStagedTogetherAreStoredOnce) {
   EXPECT_TRUE(store_->list_staging()->empty());
 }
 
+// The cache frees only the objects whose rows a committed batch deleted: a pass takes what was
+// scheduled up to a number, never what came later; a publish cancels a pending removal, and a
+// removal scheduled again after that gets a new number.
+TEST_F(StoreTest, RemovalPassTakesOnlyWhatWasScheduledUpToItsNumber) {
+  auto a = store_->stage("first", ObjectKind::cubin);
+  auto b = store_->stage("second", ObjectKind::cubin);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(*store_->commit(*a));
+  ASSERT_TRUE(*store_->commit(*b));
+  const std::string path_a = store_->object_path(a->digest, ObjectKind::cubin);
+  const std::string path_b = store_->object_path(b->digest, ObjectKind::cubin);
+  EXPECT_EQ(store_->last_removal_seq(), 0u);
+  ASSERT_TRUE(store_->remove_object(a->digest, ObjectKind::cubin).ok());
+  const std::uint64_t upto_a = store_->last_removal_seq();
+  ASSERT_TRUE(store_->remove_object(b->digest, ObjectKind::cubin).ok());
+  ASSERT_TRUE(store_->remove_object(a->digest, ObjectKind::cubin).ok());  // keeps its number
+  EXPECT_EQ(store_->last_removal_seq(), upto_a + 1);
+
+  EXPECT_EQ(*store_->process_removals(upto_a), 1u);
+  EXPECT_FALSE(fs::exists(path_a));
+  EXPECT_TRUE(fs::exists(path_b));
+  EXPECT_TRUE(store_->removals_waiting());
+
+  // b is published again (cancelled), then scheduled again: only a pass that reaches its new
+  // number frees it.
+  auto again = store_->stage("second", ObjectKind::cubin);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*store_->commit(*again));
+  EXPECT_FALSE(store_->removals_waiting());
+  ASSERT_TRUE(store_->remove_object(b->digest, ObjectKind::cubin).ok());
+  const std::uint64_t upto_b = store_->last_removal_seq();
+  EXPECT_EQ(*store_->process_removals(upto_b - 1), 0u);
+  EXPECT_TRUE(fs::exists(path_b));
+  EXPECT_EQ(*store_->process_removals(upto_b), 1u);
+  EXPECT_FALSE(fs::exists(path_b));
+  EXPECT_FALSE(store_->removals_waiting());
+  EXPECT_TRUE(store_->list_staging()->empty());  // the trash directories are gone too
+}
+
 TEST_F(StoreTest, ObjectAppearingFromElsewhereBetweenStagingAndCommitIsReplaced) {
   // Planted after the staging step looked, not by this store: nobody verified it.
   auto staged = store_->stage("verified", ObjectKind::cubin);
