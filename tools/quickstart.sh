@@ -31,10 +31,19 @@ else
   echo "quickstart: kcached started (pid $pid, log $log)"
 fi
 
-echo "== first request: compiles tools/demo/axpy.cu for sm_90a"
-"$kcachectl" get --name demo_axpy --source tools/demo/axpy.cu --target sm_90a --json
+# The demo compiles for a CUDA target where NVRTC is there, else for an AMD one with hiprtc
+# (Debian's, always installed): a machine without the CUDA toolkit still sees it work.
+available=$("$kcachectl" --json status |
+  python3 -c 'import json,sys; print(" ".join(c["backend"] for c in json.load(sys.stdin)["compilers"] if c["available"]))')
+case " $available " in
+  *" cuda "*) target=sm_90a ;;
+  *" hip "*) target=gfx90a; echo "quickstart: NVRTC not available; the demo compiles for $target with hiprtc" ;;
+  *) echo "quickstart: kcached found no compiler (NVRTC or hiprtc); see kcachectl status"; exit 1 ;;
+esac
+echo "== first request: compiles tools/demo/axpy.cu for $target"
+"$kcachectl" get --name demo_axpy --source tools/demo/axpy.cu --target "$target" --json
 echo "== second request: served from the cache"
-"$kcachectl" get --name demo_axpy --source tools/demo/axpy.cu --target sm_90a --json
+"$kcachectl" get --name demo_axpy --source tools/demo/axpy.cu --target "$target" --json
 echo "== kcachectl status"
 "$kcachectl" status
 echo
