@@ -261,15 +261,15 @@ void Reconciler::decide(Scan& scan) {
     report.problems.push_back({"index", "", store.root() + "/index.sqlite", scan.index_findings});
 
   if (report.repaired > 0) cache_.flush();
-  if (scan.mode == Mode::quick) {
-    startup_done_ = true;
-    if (!report.ok())
-      spdlog::warn("start-up reconcile repaired {} problem(s) in {}", report.repaired, store.root());
-  }
+  const bool startup = scan.mode == Mode::quick;
+  if (startup && !report.ok())
+    spdlog::warn("start-up reconcile repaired {} problem(s) in {}", report.repaired, store.root());
   for (const Problem& p : report.problems)
     spdlog::info("reconcile: {} {} {}", p.kind, p.path, p.detail);
-  // A repair is reported once it is on the disk: the removals it scheduled run on the pool.
-  auto answer = [waiters = std::move(scan.waiters), report]() mutable {
+  // A repair is reported once it is on the disk (the removals it scheduled are freed after
+  // the index batch), and so is the start-up reconcile's "reconciled".
+  auto answer = [this, startup, waiters = std::move(scan.waiters), report]() mutable {
+    if (startup) startup_done_ = true;
     for (auto& w : waiters) w(report);
   };
   if (report.repaired > 0) cache_.after_removals(std::move(answer));

@@ -245,4 +245,43 @@ bool is_elf_with_machine(const std::string& path, int machine) {
   return m == machine;
 }
 
+namespace {
+
+// Removes the copies when the test process ends.
+struct SharedBinaries {
+  std::filesystem::path dir;
+  SharedBinaries() {
+    namespace fs = std::filesystem;
+    std::string tmpl = "/tmp/kcache-test-bin-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) return;
+    dir = tmpl;
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    const fs::path kcachectl(KCACHECTL_PATH);
+    const fs::path library = kcachectl.parent_path().parent_path().parent_path() / "libclient" / "libkcache.so.0";
+    std::error_code ec;
+    fs::copy_file(kcachectl, dir / "kcachectl", ec);
+    fs::copy_file(library, dir / "libkcache.so.0", ec);
+    for (const char* name : {"kcachectl", "libkcache.so.0"})
+      fs::permissions(dir / name, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                      fs::perms::others_read | fs::perms::others_exec, ec);
+  }
+  ~SharedBinaries() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> kcachectl_as_nobody(const std::string& socket,
+                                             const std::vector<std::string>& args) {
+  static const SharedBinaries shared;
+  std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                "/usr/bin/env", "LD_LIBRARY_PATH=" + shared.dir.string(),
+                                (shared.dir / "kcachectl").string(), "--socket", socket};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
 }  // namespace kcache::test

@@ -47,6 +47,13 @@ std::vector<std::string> environment_with(const std::vector<std::string>& extra)
 CommandResult run_command(const std::vector<std::string>& argv,
                           const std::vector<std::string>& extra_env = {});
 
+// argv that runs kcachectl as uid/gid 65534 (nobody/nogroup) without supplementary groups,
+// talking to `socket`, then `args`. It runs copies of kcachectl and libkcache in a directory
+// anyone may read (made once per process): the build tree may not be reachable by another
+// uid (a checkout under /root is not).
+std::vector<std::string> kcachectl_as_nobody(const std::string& socket,
+                                             const std::vector<std::string>& args);
+
 class DaemonFixture : public ::testing::Test {
  protected:
   void SetUp() override;

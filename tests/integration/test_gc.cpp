@@ -216,10 +216,7 @@ TEST_F(Gc, ConcurrentCollectionsAreEachAnswered) {
 
 // Runs kcachectl as uid/gid 65534 (nobody/nogroup) with no supplementary groups.
 CommandResult Gc::as_nobody(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                                "--clear-groups", KCACHECTL_PATH, "--socket", socket_};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv);
+  return run_command(kcachectl_as_nobody(socket_, args));
 }
 
 TEST_F(Gc, NonAdminIsRefusedAdminOperationsButMayRead) {

@@ -128,10 +128,7 @@ TEST_F(LiveProviders, PrefetchIsForAdminsOnlyWhileAnyoneMayListProviders) {
   start_with_devices("9.0", {"--socket-mode", "0666"});
   wait_state(root_ + "/fa", "active");
   const auto as_nobody = [&](const std::vector<std::string>& args) {
-    std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                                  "--clear-groups", KCACHECTL_PATH, "--socket", socket_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_command(argv);
+    return run_command(kcachectl_as_nobody(socket_, args));
   };
   const CommandResult refused = as_nobody({"prefetch"});
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
