@@ -6,6 +6,7 @@
 #include "control_reply.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
+#include "request_fields.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
 
@@ -15,22 +16,37 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::uint64_t kMaxAgeSeconds = 100ull * 365 * 24 * 3600;  // a century
+
 // Reads the gc request: {"max_size": bytes, "max_age_s": seconds, "dry_run": bool}.
-Result<GcOptions> gc_options(const json& doc) {
+Result<GcOptions> gc_options(std::string_view payload) {
+  KC_TRY_ASSIGN(const json doc, control_request(payload, "gc", {"max_size", "max_age_s", "dry_run"}));
+  const RequestFields fields("gc", doc);
   GcOptions o;
-  if (auto it = doc.find("max_size"); it != doc.end() && !it->is_null()) {
-    if (!it->is_number_unsigned()) return make_error(Errc::invalid_argument, "max_size must be a byte count");
-    o.max_size = it->get<std::uint64_t>();
-  }
-  if (auto it = doc.find("max_age_s"); it != doc.end() && !it->is_null()) {
-    if (!it->is_number_unsigned()) return make_error(Errc::invalid_argument, "max_age_s must be seconds");
-    o.max_age = std::chrono::seconds(it->get<std::int64_t>());
-  }
-  if (auto it = doc.find("dry_run"); it != doc.end()) {
-    if (!it->is_boolean()) return make_error(Errc::invalid_argument, "dry_run must be true or false");
-    o.dry_run = it->get<bool>();
-  }
+  KC_TRY_ASSIGN(o.max_size, fields.optional_count("max_size"));
+  // Seconds that fit a signed millisecond count: anything longer is "forever" anyway.
+  KC_TRY_ASSIGN(const auto max_age, fields.optional_count("max_age_s", kMaxAgeSeconds));
+  if (max_age) o.max_age = std::chrono::seconds(static_cast<std::int64_t>(*max_age));
+  KC_TRY_ASSIGN(o.dry_run, fields.flag("dry_run", o.dry_run));
   return o;
+}
+
+struct EvictRequest {
+  std::string key_hex;
+  std::string name;
+  bool force = false;
+};
+
+Result<EvictRequest> evict_request(std::string_view payload) {
+  KC_TRY_ASSIGN(const json doc, control_request(payload, "evict", {"key", "name", "force"}));
+  const RequestFields fields("evict", doc);
+  EvictRequest r;
+  KC_TRY_ASSIGN(r.key_hex, fields.text("key"));
+  KC_TRY_ASSIGN(r.name, fields.text("name"));
+  KC_TRY_ASSIGN(r.force, fields.flag("force"));
+  if (r.key_hex.empty() == r.name.empty())
+    return make_error(Errc::invalid_argument, "evict needs exactly one of a key or a name");
+  return r;
 }
 
 struct EvictTally {
@@ -74,8 +90,7 @@ void reply_when_removed(Daemon& d, const std::shared_ptr<Session>& s, std::uint3
 
 void handle_gc(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                std::string_view payload) {
-  auto doc = control_request(payload);
-  auto options = doc.ok() ? gc_options(*doc) : Result<GcOptions>(doc.error());
+  auto options = gc_options(payload);
   if (!options.ok()) {
     s->reply_error(id, wire::Opcode::gc, options.error());
     return;
@@ -98,19 +113,14 @@ void handle_gc(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
 
 void handle_evict(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                   std::string_view payload) {
-  auto doc = control_request(payload);
-  if (!doc.ok()) {
-    s->reply_error(id, wire::Opcode::evict, doc.error());
+  auto req = evict_request(payload);
+  if (!req.ok()) {
+    s->reply_error(id, wire::Opcode::evict, req.error());
     return;
   }
-  const bool force = doc->value("force", false);
-  const std::string key_hex = doc->value("key", std::string());
-  const std::string name = doc->value("name", std::string());
-  if (key_hex.empty() == name.empty()) {
-    s->reply_error(id, wire::Opcode::evict,
-                   make_error(Errc::invalid_argument, "evict needs exactly one of a key or a name"));
-    return;
-  }
+  const bool force = req->force;
+  const std::string key_hex = std::move(req->key_hex);
+  const std::string name = std::move(req->name);
   spdlog::info("evict {} requested by uid {} (pid {})", key_hex.empty() ? "name " + name : "key " + key_hex,
                s->peer().uid, s->peer().pid);
   EvictTally tally;

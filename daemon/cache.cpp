@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 Cache::Cache(uv_loop_t* loop, const Store& store, IndexWorker& index, Stats& stats,
@@ -17,7 +19,7 @@ Cache::Cache(uv_loop_t* loop, const Store& store, IndexWorker& index, Stats& sta
   uv_timer_start(
       timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<Cache*>(t->data)->flush();
+        if (t->data != nullptr) contain("Cache::flush", [&] { static_cast<Cache*>(t->data)->flush(); });
       },
       ms, ms);
   // The flush timer alone must not keep the loop running at shutdown.

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 namespace {
@@ -16,7 +18,7 @@ SnapshotTask::SnapshotTask(uv_loop_t* loop, const Catalog& catalog, Done done)
   uv_idle_init(loop, idle_.get());
   idle_->data = this;
   uv_idle_start(idle_.get(), [](uv_idle_t* h) {
-    if (h->data != nullptr) static_cast<SnapshotTask*>(h->data)->step();
+    if (h->data != nullptr) contain("SnapshotTask::step", [&] { static_cast<SnapshotTask*>(h->data)->step(); });
   });
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 namespace {
@@ -45,7 +47,7 @@ void Channel::update_events() {
     return;
   }
   uv_poll_start(poll_.get(), events, [](uv_poll_t* p, int status, int ev) {
-    if (p->data != nullptr) static_cast<Channel*>(p->data)->on_poll(status, ev);
+    if (p->data != nullptr) contain("Channel::on_poll", [&] { static_cast<Channel*>(p->data)->on_poll(status, ev); });
   });
 }
 

@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "common/fd.hpp"
 #include "compile/compiler.hpp"
@@ -62,6 +65,31 @@ Status reply(int fd, std::uint32_t request_id, const Result<wire::CompileResult>
   return write_all(fd, frame.data(), frame.size());
 }
 
+// The compilers resolve a quoted include that names no request header against the working
+// directory (and a relative one that climbs is refused before; compile/include_rules.hpp):
+// it must be empty, and stay so. A fresh private directory, removed at once, is: a removed
+// directory can hold no file, and nobody can add one. Fails closed: a worker that cannot
+// leave the daemon's directory (its cwd, or `/`) does not compile.
+Status enter_empty_directory() {
+  std::vector<std::string> bases;
+  if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t == '/') bases.emplace_back(t);
+  bases.insert(bases.end(), {"/tmp", "/dev/shm", "/var/tmp"});
+  std::string tried;
+  for (const std::string& base : bases) {
+    std::string dir = base + "/kcache-worker-XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr) {
+      tried += " " + base + ": " + std::strerror(errno) + ";";
+      continue;
+    }
+    const bool entered = ::chdir(dir.c_str()) == 0;
+    const int saved = errno;
+    ::rmdir(dir.c_str());
+    if (entered) return {};
+    tried += " " + dir + ": " + std::strerror(saved) + ";";
+  }
+  return make_error(Errc::internal, "cannot enter an empty private directory:" + tried);
+}
+
 }  // namespace
 
 int run_compile_worker(int fd, std::uint64_t memory_limit) {
@@ -74,6 +102,10 @@ int run_compile_worker(int fd, std::uint64_t memory_limit) {
     const rlimit limit{memory_limit, memory_limit};
     if (::setrlimit(RLIMIT_AS, &limit) != 0)
       spdlog::warn("compile worker: cannot set the memory limit: {}", std::strerror(errno));
+  }
+  if (auto empty = enter_empty_directory(); !empty.ok()) {
+    spdlog::error("compile worker: {}", empty.error().message);
+    return 1;
   }
   CompilerCache compilers;
   wire::FrameReader reader(kMaxJobFrame);

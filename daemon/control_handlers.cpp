@@ -6,6 +6,7 @@
 #include "control_reply.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
+#include "request_fields.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
 
@@ -13,9 +14,27 @@ namespace kcache::daemon {
 
 using nlohmann::json;
 
+namespace {
+
+struct ListRequest {
+  std::string name;         // empty: every entry
+  std::uint64_t limit = 0;  // 0: no limit
+};
+
+Result<ListRequest> list_request(std::string_view payload) {
+  KC_TRY_ASSIGN(const json doc, control_request(payload, "list", {"name", "limit"}));
+  const RequestFields fields("list", doc);
+  ListRequest r;
+  KC_TRY_ASSIGN(r.name, fields.text("name"));
+  KC_TRY_ASSIGN(r.limit, fields.count("limit"));
+  return r;
+}
+
+}  // namespace
+
 void handle_status(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = control_request(payload); !req.ok()) {
+  if (auto req = control_request(payload, "status"); !req.ok()) {
     s->reply_error(id, wire::Opcode::status, req.error());
     return;
   }
@@ -24,7 +43,7 @@ void handle_status(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t i
 
 void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                  std::string_view payload) {
-  auto req = control_request(payload);
+  auto req = list_request(payload);
   if (!req.ok()) {
     s->reply_error(id, wire::Opcode::list, req.error());
     return;
@@ -33,8 +52,8 @@ void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
     s->reply_error(id, wire::Opcode::list, make_error(Errc::busy, "too many pending requests"));
     return;
   }
-  const std::string name = req->value("name", std::string());
-  const std::size_t limit = req->value("limit", std::size_t{0});
+  const std::string name = std::move(req->name);
+  const std::uint64_t limit = req->limit;
   const std::size_t max_reply = d.config().max_frame;
   // Names live only in SQLite: hand pending writes over first, then read behind them.
   d.cache().flush();
@@ -67,7 +86,7 @@ void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
         }
         json doc{{"entries", std::move(entries)}, {"total", total}};
         doc["truncated"] = doc["entries"].size() < total;
-        if (doc.dump().size() + 64 > max_reply)
+        if (control_text(doc).size() + 64 > max_reply)
           return make_error(Errc::too_large, "the list of " + std::to_string(total) +
                                                  " entries exceeds a reply frame; ask with a limit");
         return doc;
@@ -83,7 +102,7 @@ void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
 
 void handle_verify(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = control_request(payload); !req.ok()) {
+  if (auto req = control_request(payload, "verify"); !req.ok()) {
     s->reply_error(id, wire::Opcode::verify, req.error());
     return;
   }

@@ -10,6 +10,7 @@
 
 #include "common/paths.hpp"
 #include "common/units.hpp"
+#include "contain.hpp"
 #include "kcache_config.h"
 #include "service_snapshot.hpp"
 #include "systemd_link.hpp"
@@ -164,7 +165,7 @@ Status Daemon::start() {
   }
   auto on_signal = [](uv_signal_t* s, int signum) {
     spdlog::info("received signal {}, stopping", signum);
-    if (s->data != nullptr) static_cast<Daemon*>(s->data)->request_stop();
+    if (s->data != nullptr) contain("stop signal", [s] { static_cast<Daemon*>(s->data)->request_stop(); });
   };
   uv_signal_start(sigterm_.get(), on_signal, SIGTERM);
   uv_signal_start(sigint_.get(), on_signal, SIGINT);
@@ -273,6 +274,7 @@ nlohmann::json Daemon::status() const {
               {"include_roots", include_roots_.roots()},
               {"sessions", server_->sessions()},
               {"reconciled", reconciler_->startup_done()},
+              {"internal_errors", contained_exceptions()},
               {"index", {{"schema_version", Index::latest_schema_version()}}}};
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "contain.hpp"
 #include "daemon.hpp"
 #include "kcache_config.h"
 
@@ -127,7 +128,7 @@ int DbusManager::on_name_reply(sd_bus_message* reply, void* userdata, sd_bus_err
   uv_timer_start(
       self->changes_timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<DbusManager*>(t->data)->publish_changes();
+        if (t->data != nullptr) contain("DbusManager::publish_changes", [&] { static_cast<DbusManager*>(t->data)->publish_changes(); });
       },
       1000, 1000);
   uv_unref(self->changes_timer_.handle());

@@ -6,6 +6,7 @@
 
 #include "cache.hpp"
 #include "common/units.hpp"
+#include "contain.hpp"
 #include "gc_plan.hpp"
 #include "reconcile.hpp"
 #include "stats.hpp"
@@ -119,7 +120,7 @@ void GarbageCollector::begin_eviction() {
           }
           cache_.reserve_removals(run_->plan.remove.size());
           uv_idle_start(idle_.get(), [](uv_idle_t* h) {
-            if (h->data != nullptr) static_cast<GarbageCollector*>(h->data)->step();
+            if (h->data != nullptr) contain("GarbageCollector::step", [&] { static_cast<GarbageCollector*>(h->data)->step(); });
           });
         });
   });

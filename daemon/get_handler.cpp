@@ -6,6 +6,8 @@
 #include "daemon.hpp"
 #include "dispatch.hpp"
 #include "providers/provider_step.hpp"
+#include "compile/include_rules.hpp"
+#include "compile/option_rules.hpp"
 #include "compile/request_rules.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
@@ -142,16 +144,21 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
                                                    (provider_reasons.empty() ? "" : "; providers: " + provider_reasons)));
     return;
   }
-  auto identity = d.compilers().identity(where->backend);
-  if (!identity.ok()) {
-    s->reply_error(id, kGet, identity.error());
-    return;
-  }
+  // What the request may make a compiler do is checked first, whatever compilers are here.
   const IncludeRoots& roots = d.include_roots();
   const IncludeDirCheck allow_include =
       roots.empty() ? IncludeDirCheck() : [&roots](std::string_view dir) { return roots.allows(dir); };
-  if (auto allowed = check_compile_options(req.options, allow_include); !allowed.ok()) {
+  if (auto allowed = check_compile_options(where->backend, req.options, allow_include); !allowed.ok()) {
     s->reply_error(id, kGet, allowed.error());
+    return;
+  }
+  if (auto includes = check_include_directives(req); !includes.ok()) {
+    s->reply_error(id, kGet, includes.error());
+    return;
+  }
+  auto identity = d.compilers().identity(where->backend);
+  if (!identity.ok()) {
+    s->reply_error(id, kGet, identity.error());
     return;
   }
 

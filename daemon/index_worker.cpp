@@ -1,5 +1,7 @@
 #include "index_worker.hpp"
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 IndexWorker::IndexWorker(Index index, LoopPost& post)
@@ -35,7 +37,8 @@ void IndexWorker::run() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    job(index_);
+    // A job that throws fails alone; its caller learns of it through the count and the log.
+    contain("index job", [&] { job(index_); });
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text.hpp"
 #include "log_fields.hpp"
 
 namespace kcache::daemon {
@@ -43,7 +44,8 @@ void JournalSink::sink_it_(const spdlog::details::log_msg& msg) {
   // Every field is "NAME=value"; values may hold any bytes (sd_journal_sendv frames them).
   std::vector<std::string> fields;
   fields.reserve(9);
-  fields.push_back("MESSAGE=" + std::string(msg.payload.data(), msg.payload.size()));
+  // A name from a request or the disk may hold anything: journalctl would show a blob.
+  fields.push_back("MESSAGE=" + printable(std::string_view(msg.payload.data(), msg.payload.size())));
   fields.push_back("PRIORITY=" + std::to_string(syslog_priority(msg.level)));
   fields.push_back("SYSLOG_IDENTIFIER=" + identifier_);
   if (!msg.source.empty()) {
@@ -53,7 +55,7 @@ void JournalSink::sink_it_(const spdlog::details::log_msg& msg) {
   }
   const LogFields& ctx = current_log_fields();
   if (!ctx.key.empty()) fields.push_back("KCACHE_KEY=" + std::string(ctx.key));
-  if (!ctx.module.empty()) fields.push_back("KCACHE_MODULE=" + std::string(ctx.module));
+  if (!ctx.module.empty()) fields.push_back("KCACHE_MODULE=" + printable(ctx.module));
   std::vector<iovec> iov;
   iov.reserve(fields.size());
   for (auto& f : fields) iov.push_back({f.data(), f.size()});

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 Scrubber::Scrubber(uv_loop_t* loop, Cache& cache, Stats& stats, std::uint64_t bytes_per_second)
@@ -20,7 +22,7 @@ void Scrubber::start() {
   uv_timer_start(
       timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<Scrubber*>(t->data)->tick();
+        if (t->data != nullptr) contain("Scrubber::tick", [&] { static_cast<Scrubber*>(t->data)->tick(); });
       },
       1000, 1000);
   uv_unref(timer_.handle());  // background work never keeps the daemon up

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 namespace {
@@ -105,7 +107,7 @@ void BusLoop::rearm() {
   if (uv_events != poll_events_) {
     poll_events_ = uv_events;
     uv_poll_start(poll_.get(), uv_events, [](uv_poll_t* p, int, int) {
-      if (p->data != nullptr) static_cast<BusLoop*>(p->data)->process();
+      if (p->data != nullptr) contain("BusLoop::process", [&] { static_cast<BusLoop*>(p->data)->process(); });
     });
   }
   std::uint64_t until = 0;
@@ -119,7 +121,7 @@ void BusLoop::rearm() {
   uv_timer_start(
       timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<BusLoop*>(t->data)->process();
+        if (t->data != nullptr) contain("BusLoop::process", [&] { static_cast<BusLoop*>(t->data)->process(); });
       },
       delay_ms, 0);
 }

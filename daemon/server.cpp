@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/units.hpp"
+#include "contain.hpp"
 #include "daemon.hpp"
 #include "session.hpp"
 
@@ -98,7 +99,7 @@ Status Server::start() {
   if (rc != 0) return uv_error("uv_poll_init", rc);
   poll_->data = this;
   rc = uv_poll_start(poll_.get(), UV_READABLE, [](uv_poll_t* p, int status, int) {
-    if (p->data != nullptr && status == 0) static_cast<Server*>(p->data)->on_readable();
+    if (p->data != nullptr && status == 0) contain("Server::on_readable", [&] { static_cast<Server*>(p->data)->on_readable(); });
   });
   if (rc != 0) return uv_error("uv_poll_start", rc);
   sweep_timer_ = UvHandle<uv_timer_t>::make();
@@ -107,7 +108,7 @@ Status Server::start() {
   uv_timer_start(
       sweep_timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<Server*>(t->data)->sweep();
+        if (t->data != nullptr) contain("Server::sweep", [&] { static_cast<Server*>(t->data)->sweep(); });
       },
       1000, 1000);
   uv_unref(sweep_timer_.handle());  // never what keeps the loop alive

@@ -10,7 +10,7 @@ namespace kcache::daemon {
 
 void handle_devices(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                     std::string_view payload) {
-  if (auto req = control_request(payload); !req.ok()) {
+  if (auto req = control_request(payload, "devices"); !req.ok()) {
     s->reply_error(id, wire::Opcode::devices, req.error());
     return;
   }
@@ -20,7 +20,7 @@ void handle_devices(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
 // Admin only (the session checked): same effect as SIGHUP, with the outcome in the reply.
 void handle_reload(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = control_request(payload); !req.ok()) {
+  if (auto req = control_request(payload, "reload"); !req.ok()) {
     s->reply_error(id, wire::Opcode::reload, req.error());
     return;
   }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "contain.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
 #include "kcache_config.h"
@@ -119,7 +120,14 @@ void Session::on_frame(const wire::Frame& frame) {
                                                         daemon_.admin_policy().describe()));
     return;
   }
-  handler(daemon_, shared_from_this(), frame.header.request_id, frame.payload);
+  // A handler that throws answers its request with an internal error; the daemon goes on.
+  const bool handled = contain(info->name, [&] {
+    handler(daemon_, shared_from_this(), frame.header.request_id, frame.payload);
+  });
+  if (!handled)
+    reply_error(frame.header.request_id, op,
+                make_error(Errc::internal, std::string("internal error handling ") + info->name +
+                                               " (logged by kcached); the request was not done"));
 }
 
 }  // namespace kcache::daemon

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 
+#include "contain.hpp"
 #include "daemon.hpp"
 #include "dbus_manager.hpp"
 #include "service_snapshot.hpp"
@@ -28,7 +29,7 @@ Status SystemdLink::start() {
   uv_timer_start(
       status_timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<SystemdLink*>(t->data)->publish_status();
+        if (t->data != nullptr) contain("SystemdLink::publish_status", [&] { static_cast<SystemdLink*>(t->data)->publish_status(); });
       },
       kStatusIntervalMs, kStatusIntervalMs);
   uv_unref(status_timer_.handle());
@@ -42,8 +43,10 @@ Status SystemdLink::start() {
         if (s->data == nullptr) return;
         auto* self = static_cast<SystemdLink*>(s->data);
         // reload() logs its own outcome; a failure leaves the running configuration as it was.
-        (void)self->daemon_.reload("SIGHUP");
-        self->publish_status();
+        contain("SIGHUP reload", [self] {
+          (void)self->daemon_.reload("SIGHUP");
+          self->publish_status();
+        });
       },
       SIGHUP);
   if (rc != 0) return uv_error("uv_signal_start(SIGHUP)", rc);

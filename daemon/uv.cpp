@@ -3,6 +3,8 @@
 #include <chrono>
 #include <memory>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 Error uv_error(const std::string& what, int rc) {
@@ -32,7 +34,7 @@ void LoopPost::drain() {
     std::lock_guard lock(mu_);
     batch.swap(queue_);
   }
-  for (auto& fn : batch) fn();
+  for (auto& fn : batch) contain("posted task", fn);
 }
 
 namespace {
@@ -49,17 +51,17 @@ void run_in_pool(uv_loop_t* loop, std::function<void()> work, std::function<void
   job->after = std::move(after);
   job->req.data = job.get();
   const int rc = uv_queue_work(
-      loop, &job->req, [](uv_work_t* r) { static_cast<PoolJob*>(r->data)->work(); },
+      loop, &job->req, [](uv_work_t* r) { contain("pool job", static_cast<PoolJob*>(r->data)->work); },
       [](uv_work_t* r, int) {
         std::unique_ptr<PoolJob> owned(static_cast<PoolJob*>(r->data));
-        owned->after();
+        contain("pool job completion", owned->after);
       });
   if (rc == 0) {
     job.release();  // owned by the request until its after-callback
   } else {
     // uv_queue_work only fails on a null callback: run inline rather than lose the job.
-    job->work();
-    job->after();
+    contain("pool job", job->work);
+    contain("pool job completion", job->after);
   }
 }
 

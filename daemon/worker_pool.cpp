@@ -10,6 +10,7 @@
 
 #include "channel.hpp"
 #include "common/units.hpp"
+#include "contain.hpp"
 #include "wire/frame.hpp"
 
 namespace kcache::daemon {
@@ -116,7 +117,7 @@ void WorkerPool::Worker::assign(Pending pending) {
         auto* self = static_cast<Worker*>(t->data);
         if (self == nullptr) return;
         self->timed_out_ = true;
-        self->kill();
+        contain("compile worker timeout", [self] { self->kill(); });
       },
       ms, 0);
 }

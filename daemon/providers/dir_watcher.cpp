@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 DirWatcher::DirWatcher(uv_loop_t* loop, std::function<void()> on_change,
@@ -38,7 +40,7 @@ std::size_t DirWatcher::watch(const std::vector<WatchedDir>& dirs) {
     const int rc = uv_fs_event_start(
         w.handle.get(),
         [](uv_fs_event_t* h, const char*, int, int) {
-          if (h->data != nullptr) static_cast<DirWatcher*>(h->data)->on_event();
+          if (h->data != nullptr) contain("DirWatcher::on_event", [&] { static_cast<DirWatcher*>(h->data)->on_event(); });
         },
         d.path.c_str(), 0);
     if (rc != 0) {
@@ -66,7 +68,7 @@ void DirWatcher::on_event() {
   uv_timer_start(
       timer_.get(),
       [](uv_timer_t* t) {
-        if (t->data != nullptr) static_cast<DirWatcher*>(t->data)->fire();
+        if (t->data != nullptr) contain("DirWatcher::fire", [&] { static_cast<DirWatcher*>(t->data)->fire(); });
       },
       static_cast<std::uint64_t>(wait.count()), 0);
 }

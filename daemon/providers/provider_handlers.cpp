@@ -27,7 +27,7 @@ json providers_document(Daemon& d) {
 
 void handle_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                       std::string_view payload) {
-  if (auto ok = control_request(payload); !ok.ok()) {
+  if (auto ok = control_request(payload, "providers"); !ok.ok()) {
     s->reply_error(id, wire::Opcode::providers, ok.error());
     return;
   }
@@ -37,7 +37,7 @@ void handle_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_
 void handle_prefetch(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                      std::string_view payload) {
   constexpr auto kOp = wire::Opcode::prefetch;
-  if (auto ok = control_request(payload); !ok.ok()) {
+  if (auto ok = control_request(payload, "prefetch"); !ok.ok()) {
     s->reply_error(id, kOp, ok.error());
     return;
   }

@@ -133,6 +133,8 @@ LoadedProvider load_provider(const std::string& path, std::string_view build_var
       return incomplete(std::move(p), std::string(kManifestName) +
                                           " is truncated (being written?): " + e.what());
     return rejected(std::move(p), std::string(kManifestName) + " is not valid JSON: " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // 406: a number out of range (1e400)
+    return rejected(std::move(p), std::string(kManifestName) + " is not valid JSON: " + e.what());
   }
   auto manifest = parse_manifest(doc);
   if (!manifest.ok()) return rejected(std::move(p), manifest.error().message);

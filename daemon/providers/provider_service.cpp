@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "contain.hpp"
+
 namespace kcache::daemon {
 
 namespace {
@@ -76,7 +78,8 @@ void ProviderService::start() {
       missing_root_timer_.get(),
       [](uv_timer_t* t) {
         auto* self = static_cast<ProviderService*>(t->data);
-        if (self != nullptr && self->roots_missing_) self->schedule_scan();
+        if (self != nullptr && self->roots_missing_)
+          contain("provider root poll", [self] { self->schedule_scan(); });
       },
       kMissingRootPollMs, kMissingRootPollMs);
   uv_unref(missing_root_timer_.handle());

@@ -129,6 +129,35 @@ TEST_F(ProviderValidation, EveryInvalidProviderShowsItsReasonAndNoneHidesTheOthe
   EXPECT_EQ(json::parse(ls.out)["total"], 2) << ls.out;
 }
 
+TEST_F(ProviderValidation, HostileNamesAndNumbersInARootAreReportedNeverFatal) {
+  const std::string cubin = cubin_bytes("sm_90a");
+  // A number no double holds: refused as invalid JSON, at every start (no crash loop).
+  std::string huge = manifest("huge", {module_entry("k", "k.cubin", cubin)}).dump();
+  huge.replace(huge.find("\"format\":1"), 10, "\"format\":1e400");
+  write_file(root_ + "/huge/k.cubin", cubin);
+  write_file(root_ + "/huge/kcache-provider.json", huge);
+  // A directory whose name is not UTF-8, holding a good provider.
+  const std::string odd = root_ + "/odd\xff\ndir";
+  write_file(odd + "/k.cubin", cubin);
+  write_file(odd + "/kcache-provider.json", manifest("odd", {module_entry("k", "k.cubin", cubin)}).dump());
+
+  start_with_devices("9.0");
+  for (int round = 0; round < 2; ++round) {
+    wait_for(root_ + "/huge", [](const json& p) {
+      return p.value("state", "") == "rejected" &&
+             p.value("reason", "").find("number overflow") != std::string::npos;
+    });
+    // The odd directory is listed with its name escaped (common/text.hpp), and it serves.
+    wait_for(root_ + "/odd\\xff\\x0adir", [](const json& p) { return p.value("state", "") == "active"; });
+    const CommandResult human = kcachectl({"providers"});
+    EXPECT_EQ(human.exit_code, 0) << human.err;
+    EXPECT_NE(human.out.find("odd\\xff\\x0adir"), std::string::npos) << human.out;
+    EXPECT_EQ(status()["internal_errors"], 0) << "status after round " << round;
+    EXPECT_EQ(read_file(log_path_).find("\ndir"), std::string::npos) << "a name forged a log line";
+    restart();
+  }
+}
+
 TEST_F(ProviderValidation, PackRefusesPtxAndMismatchedTargets) {
   const std::string ptx = dir_ + "/k.ptx";
   write_file(ptx, ptx_bytes("sm_90a"));

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "common/text.hpp"
 #include "common/units.hpp"
 
 namespace kcachectl {
@@ -43,7 +44,8 @@ const Json& field(const Json& j, const char* key) {
 }
 
 std::string text(const Json& j) {
-  if (j.is_string()) return j.get<std::string>();
+  // Terminal-safe: a control character in a name (a directory on the disk) is shown escaped.
+  if (j.is_string()) return kcache::printable(j.get_ref<const std::string&>());
   if (j.is_boolean()) return j.get<bool>() ? "yes" : "no";
   if (j.is_number()) return j.dump();
   return "-";

@@ -29,7 +29,7 @@ void print_json(const Json& document);
 
 // j[key] if j is an object that has it, else null.
 const Json& field(const Json& j, const char* key);
-// A scalar as text: strings verbatim, numbers and booleans printed, anything else "-".
+// A scalar as text: strings as common/text.hpp printable() shows them, numbers and booleans printed, anything else "-".
 std::string text(const Json& j);
 // A byte count as "1.5 GiB", "-" when not a number.
 std::string size_text(const Json& j);

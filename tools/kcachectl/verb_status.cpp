@@ -91,6 +91,9 @@ void print_status(const Json& s) {
   std::cout << "            compile time " << ms_text(field(stats, "compile_ms_sum")) << " total, "
             << ms_text(field(stats, "compile_ms_max")) << " longest\n";
   std::cout << "Evictions:  " << stat("evictions") << '\n';
+  if (const Json& internal = field(s, "internal_errors"); internal.is_number() && internal != 0)
+    std::cout << "Warning:    " << text(internal)
+              << " internal errors contained (a kcached bug: see its log)\n";
   print_providers(field(s, "providers"));
   const Json& prefetch = field(s, "prefetch");
   if (prefetch.is_object())

@@ -13,6 +13,8 @@
 #include "arch/target.hpp"
 #include "common/cache_key.hpp"
 #include "common/fd.hpp"
+#include "compile/include_rules.hpp"
+#include "compile/option_rules.hpp"
 #include "compile/request_rules.hpp"
 
 namespace kcache::client {
@@ -88,7 +90,8 @@ Result<GetResult> Fallback::compile(const GetParams& p) {
   wire::GetRequest request;  // as the daemon would receive it, for the shared rules
   fill_request(request, p, nullptr);
   KC_TRY(check_request_limits(request, RequestLimits{}));
-  KC_TRY(check_compile_options(request.options));
+  KC_TRY(check_compile_options(backend, request.options));
+  KC_TRY(check_include_directives(request));
 
   std::lock_guard lock(mu_);
   KC_TRY_ASSIGN(Compiler* compiler, compiler_for(backend));

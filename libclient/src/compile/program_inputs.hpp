@@ -2,6 +2,8 @@
 //
 // Contract: the pointers stay valid while both the ProgramInputs and its job live. Options
 // are the job's, in order, followed by `target_option` (the compiler's architecture flag).
+// The program name is the module name with every character outside [A-Za-z0-9_.-] made '_'
+// and no leading '.': never a path the compiler could search.
 #pragma once
 
 #include <string>
@@ -21,7 +23,7 @@ class ProgramInputs {
     }
     for (const auto& o : job.options) options_.push_back(o.c_str());
     options_.push_back(target_option_.c_str());
-    name_ = job.name.empty() ? "module" : job.name;
+    name_ = program_name_for(job.name);
   }
   ProgramInputs(const ProgramInputs&) = delete;
   ProgramInputs& operator=(const ProgramInputs&) = delete;
@@ -35,6 +37,18 @@ class ProgramInputs {
   const char** options() noexcept { return options_.data(); }
 
  private:
+  // The compilers search the directory of the program's name for quoted includes: the name
+  // (the request's, so the caller's) is made a plain file name, never a path.
+  static std::string program_name_for(const std::string& module) {
+    std::string name = module.empty() ? "module" : module;
+    for (char& c : name)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+            c == '-' || c == '.'))
+        c = '_';
+    if (name.front() == '.') name.front() = '_';
+    return name;
+  }
+
   std::string target_option_;
   std::string name_;
   std::vector<const char*> header_names_;

@@ -4,14 +4,12 @@
 // Contract: check_request_limits fails with Errc::too_large naming the limit and the value
 // (name length, source size, header count and bytes, option count and length) or
 // Errc::invalid_argument for content that can never be valid (an empty name, a NUL in a name,
-// a header without a name, duplicate header names). check_compile_options refuses options
-// that would choose the target behind the daemon's back or write files outside its control.
+// a module name, version or header name that is not UTF-8 or holds a control character
+// (common/text.hpp), a header without a name, duplicate header names). Options are checked by
+// compile/option_rules.hpp, include directives by compile/include_rules.hpp.
 #pragma once
 
-#include <functional>
-#include <span>
 #include <string>
-#include <string_view>
 
 #include "kcache/result.hpp"
 #include "wire/messages.hpp"
@@ -27,14 +25,5 @@ struct RequestLimits {
   std::size_t max_option_length = 4096;
 };
 
-
 Status check_request_limits(const wire::GetRequest& request, const RequestLimits& limits);
-// Whether an include directory an option names may be used (the daemon's include_roots).
-using IncludeDirCheck = std::function<bool(std::string_view dir)>;
-
-// With `allow_include`, `-I DIR`/`-IDIR`/`-isystem DIR`/`--include-path=DIR` pass when it
-// allows DIR and fail naming include_roots when not; without, every include option fails.
-Status check_compile_options(std::span<const std::string> options,
-                             const IncludeDirCheck& allow_include = {});
-
 }  // namespace kcache

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compile/request_rules.hpp"
+#include "compile/option_rules.hpp"
 
 namespace kcache::daemon {
 namespace {
@@ -72,18 +72,18 @@ TEST_F(IncludeRootsTest, IncludeOptionsPassOnlyIntoAnAllowedRoot) {
   const IncludeDirCheck allow = [&](std::string_view d) { return roots->allows(d); };
   const std::string in = dir_ + "/root/sub";
   const std::string out = dir_ + "/outside";
-  EXPECT_TRUE(check_compile_options(std::vector<std::string>{"-I" + in}, allow).ok());
-  EXPECT_TRUE(check_compile_options(std::vector<std::string>{"-I", in, "-default-device"}, allow).ok());
-  EXPECT_TRUE(check_compile_options(std::vector<std::string>{"--include-path=" + in}, allow).ok());
-  EXPECT_TRUE(check_compile_options(std::vector<std::string>{"-isystem", in}, allow).ok());
-  const auto refused = check_compile_options(std::vector<std::string>{"-I", out}, allow);
+  EXPECT_TRUE(check_compile_options("cuda", std::vector<std::string>{"-I" + in}, allow).ok());
+  EXPECT_TRUE(check_compile_options("cuda", std::vector<std::string>{"-I", in, "-default-device"}, allow).ok());
+  EXPECT_TRUE(check_compile_options("cuda", std::vector<std::string>{"--include-path=" + in}, allow).ok());
+  EXPECT_TRUE(check_compile_options("cuda", std::vector<std::string>{"-isystem", in}, allow).ok());
+  const auto refused = check_compile_options("cuda", std::vector<std::string>{"-I", out}, allow);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("include_roots"), std::string::npos) << refused.error().message;
-  EXPECT_FALSE(check_compile_options(std::vector<std::string>{"-I"}, allow).ok());
+  EXPECT_FALSE(check_compile_options("cuda", std::vector<std::string>{"-I"}, allow).ok());
   // The value of an allowed -I is consumed: it is not read as an option of its own.
-  EXPECT_FALSE(check_compile_options(std::vector<std::string>{"-I" + in, "-o", "x"}, allow).ok());
+  EXPECT_FALSE(check_compile_options("cuda", std::vector<std::string>{"-I" + in, "-o", "x"}, allow).ok());
   // Without roots, every include option is refused, as before.
-  EXPECT_FALSE(check_compile_options(std::vector<std::string>{"-I" + in}).ok());
+  EXPECT_FALSE(check_compile_options("cuda", std::vector<std::string>{"-I" + in}).ok());
 }
 
 }  // namespace

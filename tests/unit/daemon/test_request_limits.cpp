@@ -56,23 +56,5 @@ TEST(RequestLimits, DuplicateOrUnnamedHeadersAreRejected) {
   EXPECT_EQ(check_request_limits(r, l).error().code, Errc::invalid_argument);
 }
 
-TEST(CompileOptions, RefusesTargetOutputAndIncludePathOptions) {
-  for (const char* bad : {"-arch=sm_80", "-arch", "-archsm_80", "--gpu-architecture=sm_80",
-                          "--offload-arch=gfx90a", "-o", "-o=/tmp/x", "-o/tmp/x", "--output-dir=/tmp",
-                          "-save-temps", "--keep", "-I/usr/include", "-I", "--include-path=/x",
-                          "-isystem/usr/include", "-MF/tmp/deps"}) {
-    const std::vector<std::string> options{bad};
-    EXPECT_FALSE(check_compile_options(options).ok()) << bad;
-  }
-}
-
-TEST(CompileOptions, AllowsOrdinaryCompilerOptions) {
-  for (const char* good : {"-lineinfo", "--use_fast_math", "-DN=4", "-std=c++17", "-O3",
-                           "--ftz=true", "-G", "--fmad=false", "-opt-info=inline", "-default-device"}) {
-    const std::vector<std::string> options{good};
-    EXPECT_TRUE(check_compile_options(options).ok()) << good;
-  }
-}
-
 }  // namespace
 }  // namespace kcache::daemon
