@@ -52,7 +52,7 @@ void CompileService::remember_failure(const Digest128& key, const Error& error) 
 }
 
 bool CompileService::submit(const Digest128& key, wire::CompileJob job, PublishMeta meta,
-                            Done done) {
+                            uid_t uid, Done done) {
   if (auto failed = recent_failure(key)) {
     done(*failed);
     return false;
@@ -71,7 +71,7 @@ bool CompileService::submit(const Digest128& key, wire::CompileJob job, PublishM
   const std::string key_hex = key.hex();
   const ScopedLogFields fields(key_hex, job.name);
   spdlog::debug("compiling {} for {} (key {})", job.name, job.target, key_hex);
-  pool_.run(std::move(job), [this, key](Result<wire::CompileResult> result) {
+  pool_.run(std::move(job), uid, [this, key](Result<wire::CompileResult> result) {
     on_compiled(key, std::move(result));
   });
   return false;

@@ -36,7 +36,9 @@ class CompileService {
       : cache_(cache), pool_(pool), stats_(stats), failure_ttl_(failure_ttl) {}
 
   // Returns true when this asker joined a compile already in flight.
-  bool submit(const Digest128& key, wire::CompileJob job, PublishMeta meta, Done done);
+  // `uid`: who asked first; the compile is queued (and counted) as that user's
+  // (worker_pool.hpp: fair across users).
+  bool submit(const Digest128& key, wire::CompileJob job, PublishMeta meta, uid_t uid, Done done);
 
   // The error of a compile of `key` that failed within failure_ttl, if any (counted as a
   // failure_cache_hit). Key-only lookups ask this before asking the client for the source.

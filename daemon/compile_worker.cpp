@@ -54,6 +54,18 @@ Result<wire::CompileResult> compile(CompilerCache& compilers, std::string_view p
   return compiler->compile(job);
 }
 
+// Threads of this process (/proc/self/status), or -1 when it cannot be read.
+int thread_count() {
+  std::FILE* f = std::fopen("/proc/self/status", "re");
+  if (f == nullptr) return -1;
+  char line[256];
+  int threads = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "Threads: %d", &threads) == 1) break;
+  std::fclose(f);
+  return threads;
+}
+
 Status reply(int fd, std::uint32_t request_id, const Result<wire::CompileResult>& result) {
   std::string payload;
   if (result.ok()) wire::encode(payload, result.value());
@@ -65,37 +77,10 @@ Status reply(int fd, std::uint32_t request_id, const Result<wire::CompileResult>
   return write_all(fd, frame.data(), frame.size());
 }
 
-// The compilers resolve a quoted include that names no request header against the working
-// directory (and a relative one that climbs is refused before; compile/include_rules.hpp):
-// it must be empty, and stay so. A fresh private directory, removed at once, is: a removed
-// directory can hold no file, and nobody can add one. Fails closed: a worker that cannot
-// leave the daemon's directory (its cwd, or `/`) does not compile.
-Status enter_empty_directory() {
-  std::vector<std::string> bases;
-  if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t == '/') bases.emplace_back(t);
-  bases.insert(bases.end(), {"/tmp", "/dev/shm", "/var/tmp"});
-  std::string tried;
-  for (const std::string& base : bases) {
-    std::string dir = base + "/kcache-worker-XXXXXX";
-    if (::mkdtemp(dir.data()) == nullptr) {
-      tried += " " + base + ": " + std::strerror(errno) + ";";
-      continue;
-    }
-    const bool entered = ::chdir(dir.c_str()) == 0;
-    const int saved = errno;
-    ::rmdir(dir.c_str());
-    if (entered) return {};
-    tried += " " + dir + ": " + std::strerror(saved) + ";";
-  }
-  return make_error(Errc::internal, "cannot enter an empty private directory:" + tried);
-}
-
-}  // namespace
-
-int run_compile_worker(int fd, std::uint64_t memory_limit) {
-  // Die with the daemon, even on kill -9: an orphaned compile is wasted work.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return 1;
+// Everything before the first job: limits, the compilers loaded with the daemon's rights,
+// then the confinement. False: this worker must not compile (the reason is logged).
+bool prepare_worker(CompilerCache& compilers, std::uint64_t memory_limit,
+                    const ConfinementPlan& plan) {
   if (memory_limit != 0) {
     // Address space, not RSS: a runaway compile fails its allocations (the compiler reports
     // or aborts; the daemon names the limit) instead of pushing the host into the OOM killer.
@@ -103,11 +88,37 @@ int run_compile_worker(int fd, std::uint64_t memory_limit) {
     if (::setrlimit(RLIMIT_AS, &limit) != 0)
       spdlog::warn("compile worker: cannot set the memory limit: {}", std::strerror(errno));
   }
-  if (auto empty = enter_empty_directory(); !empty.ok()) {
-    spdlog::error("compile worker: {}", empty.error().message);
-    return 1;
+  // Loaded with the daemon's rights: afterwards the worker may not be able to read them.
+  for (const auto& backend : plan.preload)
+    if (auto loaded = compilers.get(backend); !loaded.ok())
+      spdlog::debug("compile worker: {} not preloaded: {}", backend, loaded.error().message);
+  // Landlock binds the calling thread only: a library that started threads before it would
+  // leave them unconfined, so such a worker does not compile.
+  if (const int threads = thread_count(); threads != 1) {
+    spdlog::error("compile worker: {} threads before confinement (a compiler library started "
+                  "some); it compiles nothing", threads);
+    return false;
   }
+  // What a compromised compiler could do is bounded from its first byte. The daemon warned
+  // once about mechanisms this kernel lacks; the notes repeat it at debug.
+  auto confined = confine_worker(plan);
+  if (!confined.ok()) {
+    spdlog::error("compile worker: cannot confine itself, so it compiles nothing: {}",
+                  confined.error().message);
+    return false;
+  }
+  for (const auto& note : *confined) spdlog::debug("compile worker: {}", note);
+  return true;
+}
+
+}  // namespace
+
+int run_compile_worker(int fd, std::uint64_t memory_limit, const ConfinementPlan& plan) {
+  // Die with the daemon, even on kill -9: an orphaned compile is wasted work.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 1;
   CompilerCache compilers;
+  if (!prepare_worker(compilers, memory_limit, plan)) return 1;
   wire::FrameReader reader(kMaxJobFrame);
   // Leaves without unloading the compilers: NVRTC carries its own C++ runtime whose teardown
   // after dlclose is neither needed nor clean. The kernel reclaims everything.

@@ -6,13 +6,18 @@
 // the daemon (PR_SET_PDEATHSIG). A crash here fails one compile, never the daemon.
 #pragma once
 
+#include <cstdint>
 #include <string>
+
+#include "worker_confinement.hpp"
 
 namespace kcache::daemon {
 
 inline constexpr int kCompileWorkerFd = 3;
 
-int run_compile_worker(int fd, std::uint64_t memory_limit);
+// Confines itself to `plan` (worker_confinement.hpp) before reading the first job; exits 1
+// without compiling anything when that fails.
+int run_compile_worker(int fd, std::uint64_t memory_limit, const ConfinementPlan& plan);
 
 // kcached --probe-compiler BACKEND: loads the backend's compiler and prints one line,
 // "ok <identity>" or "unavailable <message>", to stdout. The daemon learns identities this way

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compile/request_rules.hpp"
+#include "worker_confinement.hpp"
 #include "kcache/result.hpp"
 
 namespace kcache::daemon {
@@ -32,6 +33,7 @@ struct DaemonConfig {
   std::uint64_t scrub_rate = 8u << 20;  // bytes/s of stored objects re-verified; 0: off
   std::uint64_t compile_memory_limit = 8ull << 30;   // RLIMIT_AS of a worker; 0: none
   std::chrono::milliseconds compile_failure_ttl{60'000};  // failures answered from memory
+  std::string compile_user = "nobody";  // a root daemon's workers run as this user
   std::uint32_t max_frame = 64u << 20;
   std::size_t max_connections = 1024;
   std::size_t max_pending_per_client = 64;
@@ -64,6 +66,7 @@ Result<std::uint32_t> parse_socket_mode(const std::string& text);
 struct ParsedArgs {
   DaemonConfig config;
   bool compile_worker = false;  // internal: run as a compile worker process
+  ConfinementPlan worker_plan;  // internal: what that worker may touch
   std::string probe_compiler;   // internal: report this backend's compiler identity and exit
   bool exit_now = false;        // --help / --version printed
   int exit_code = 0;

@@ -117,6 +117,7 @@ Status apply_key(const std::string& path, const std::string& key, const toml::no
   if (key == "compile.timeout") { KC_TRY_ASSIGN(c.compile_timeout, duration_value(path, key, node)); return {}; }
   if (key == "scrub.rate") { KC_TRY_ASSIGN(c.scrub_rate, size_value(path, key, node)); return {}; }
   if (key == "compile.memory_limit") { KC_TRY_ASSIGN(c.compile_memory_limit, size_value(path, key, node)); return {}; }
+  if (key == "compile.user") { KC_TRY_ASSIGN(c.compile_user, string_value(path, key, node)); return {}; }
   if (key == "compile.failure_ttl") { KC_TRY_ASSIGN(c.compile_failure_ttl, duration_value(path, key, node)); return {}; }
   if (key == "limits.max_frame") {
     KC_TRY_ASSIGN(const std::uint64_t v, size_value(path, key, node));

@@ -2,12 +2,14 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "common/fd.hpp"
 #include "common/paths.hpp"
 #include "common/units.hpp"
 #include "contain.hpp"
@@ -47,6 +49,31 @@ Result<std::unique_ptr<Daemon>> Daemon::create(DaemonConfig config) {
   std::unique_ptr<Daemon> d(new Daemon(std::move(config)));
   KC_TRY(d->start());
   return d;
+}
+
+// What compile workers may touch, said once here (a mechanism missing is a warning, not a
+// failure), and their scratch directories' parent.
+Status Daemon::plan_worker_confinement(WorkerPoolOptions& options) {
+  struct stat cache {};
+  if (::stat(config_.cache_dir.c_str(), &cache) != 0)
+    return errno_error(Errc::io, "stat " + config_.cache_dir);
+  KC_TRY_ASSIGN(options.confinement,
+                plan_confinement(config_.compile_user, cache.st_uid, include_roots_.roots()));
+  for (const auto& c : compilers_.all())
+    if (c.available) options.confinement.preload.push_back(c.backend);
+  KC_TRY_ASSIGN(scratch_parent_, ScratchDir::create(temp_root(), "kcache-scratch-", 0711));
+  options.scratch_parent = scratch_parent_.path();
+  confinement_ = probe_confinement(options.confinement);
+  confinement_.scratch_parent = scratch_parent_.path();
+  if (confinement_.run_as)
+    spdlog::info("compile workers run as {} (uid {})", confinement_.run_as->name, confinement_.run_as->uid);
+  if (confinement_.landlock_abi > 0)
+    spdlog::info("compile workers: Landlock ABI {} confines their files", confinement_.landlock_abi);
+  else
+    spdlog::warn("compile workers: file access not confined: {}", confinement_.landlock_missing);
+  if (!confinement_.seccomp)
+    spdlog::warn("compile workers: no system call filter: {}", confinement_.seccomp_missing);
+  return {};
 }
 
 Status Daemon::start() {
@@ -119,6 +146,7 @@ Status Daemon::start() {
                  dev.compile_target, dev.source, dev.name);
 
   WorkerPoolOptions pool_options;
+  KC_TRY(plan_worker_confinement(pool_options));
   pool_options.executable = executable;
   pool_options.extra_args = {"--log-level", config_.log_level, "--compile-memory-limit",
                              std::to_string(config_.compile_memory_limit)};
@@ -275,6 +303,7 @@ nlohmann::json Daemon::status() const {
               {"sessions", server_->sessions()},
               {"reconciled", reconciler_->startup_done()},
               {"internal_errors", contained_exceptions()},
+              {"compile_confinement", confinement_.to_json()},
               {"index", {{"schema_version", Index::latest_schema_version()}}}};
 }
 

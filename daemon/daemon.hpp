@@ -34,6 +34,7 @@
 #include "peer_auth.hpp"
 #include "providers/provider_service.hpp"
 #include "reconcile.hpp"
+#include "scratch_dir.hpp"
 #include "server.hpp"
 #include "stats.hpp"
 #include "store.hpp"
@@ -82,6 +83,7 @@ class Daemon {
  private:
   explicit Daemon(DaemonConfig config);
   Status start();
+  Status plan_worker_confinement(WorkerPoolOptions& options);
   void stop();
   Result<nlohmann::json> apply_reload();
 
@@ -98,6 +100,8 @@ class Daemon {
   CompilerRegistry compilers_;
   IncludeRoots include_roots_;
   DeviceTable devices_;
+  ScratchDir scratch_parent_;  // holds every worker's scratch directory
+  ConfinementSupport confinement_;
   std::unique_ptr<WorkerPool> pool_;
   std::unique_ptr<CompileService> compiles_;
   std::unique_ptr<Reconciler> reconciler_;

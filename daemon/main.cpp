@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   if (args->exit_now) return args->exit_code;
   setup_logging(args->config.log_level, args->compile_worker ? "kcached-worker" : "kcached");
   if (!args->probe_compiler.empty()) return run_compiler_probe(args->probe_compiler);
-  if (args->compile_worker) return run_compile_worker(kCompileWorkerFd, args->config.compile_memory_limit);
+  if (args->compile_worker) return run_compile_worker(kCompileWorkerFd, args->config.compile_memory_limit, args->worker_plan);
 
   // libuv reads this once, at the first queued work: 8 threads, so that prefetch (at most 4
   // jobs, each mostly waiting in fsync) never holds every thread staging a compile, removing

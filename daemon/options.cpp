@@ -1,6 +1,7 @@
 // kcached's command line (DESIGN §8): CLI11 parses, the config file fills the gaps.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -20,6 +21,19 @@ std::vector<std::string> split_list(const std::string& list) {
     if (!item.empty()) out.push_back(item);
   return out;
 }
+// "UID:GID:NAME", as worker_confinement.cpp's to_args() writes it.
+Result<RunAs> parse_run_as(const std::string& text) {
+  RunAs who;
+  unsigned long uid = 0, gid = 0;
+  int name_at = 0;
+  if (std::sscanf(text.c_str(), "%lu:%lu:%n", &uid, &gid, &name_at) != 2 || name_at == 0)
+    return make_error(Errc::invalid_argument, "--run-as: expected UID:GID:NAME, not '" + text + "'");
+  who.uid = static_cast<uid_t>(uid);
+  who.gid = static_cast<gid_t>(gid);
+  who.name = text.substr(static_cast<std::size_t>(name_at));
+  return who;
+}
+
 }  // namespace
 
 Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
@@ -57,8 +71,17 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   std::string sysfs_root, bus_address;
   app.add_option("--sysfs-root", sysfs_root, "Where sysfs is mounted, for AMD discovery (default /sys; tests, containers)");
   app.add_option("--bus-address", bus_address, "D-Bus address for org.kcache1 (default: the system bus; 'none': no D-Bus)");
+  std::string compile_user;
+  app.add_option("--compile-user", compile_user, "User a root kcached runs its compile workers as (default nobody; never root or the cache's owner)");
   app.add_flag("--compile-worker", parsed.compile_worker, "Internal: run as a compile worker")
       ->group("");
+  std::string run_as;
+  app.add_option("--scratch", parsed.worker_plan.scratch, "Internal: the worker's scratch directory")->group("");
+  app.add_option("--read-root", parsed.worker_plan.read_roots, "Internal: a directory the worker may read")
+      ->group("")->allow_extra_args(false);
+  app.add_option("--run-as", run_as, "Internal: UID:GID:NAME the worker becomes")->group("");
+  app.add_option("--preload", parsed.worker_plan.preload, "Internal: a backend the worker loads before confining")
+      ->group("")->allow_extra_args(false);
   app.add_option("--probe-compiler", parsed.probe_compiler, "Internal: print a backend's compiler identity")
       ->group("");
 
@@ -82,6 +105,9 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
       if (!v.ok()) return make_error(Errc::invalid_argument, "--compile-memory-limit: " + v.error().message);
       parsed.config.compile_memory_limit = *v;
     }
+    if (!run_as.empty()) {
+      KC_TRY_ASSIGN(parsed.worker_plan.run_as, parse_run_as(run_as));
+    }
     return parsed;
   }
 
@@ -97,6 +123,7 @@ Result<ParsedArgs> parse_daemon_args(int argc, char** argv) {
   if (!provider_roots.empty()) c.provider_roots = provider_roots;
   if (!include_roots.empty()) c.include_roots = include_roots;
   if (!log_level.empty()) c.log_level = log_level;
+  if (!compile_user.empty()) c.compile_user = compile_user;
   if (!max_size.empty()) {
     auto v = parse_size(max_size);
     if (!v.ok()) return make_error(Errc::invalid_argument, "--max-size: " + v.error().message);

@@ -56,6 +56,7 @@ void restart_only_changes(const DaemonConfig& now, const DaemonConfig& next, jso
   if (next.compile_memory_limit != now.compile_memory_limit) out.push_back("compile.memory_limit");
   if (next.scrub_rate != now.scrub_rate) out.push_back("scrub.rate");
   if (next.compile_failure_ttl != now.compile_failure_ttl) out.push_back("compile.failure_ttl");
+  if (next.compile_user != now.compile_user) out.push_back("compile.user");
   if (next.index_flush_interval != now.index_flush_interval)
     out.push_back("index.flush_interval");
   if (next.provider_roots != now.provider_roots) out.push_back("provider_roots");

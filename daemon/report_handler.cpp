@@ -48,8 +48,15 @@ void handle_report(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t i
                                                    std::to_string(kMaxFallbacksPerReport)));
     return;
   }
+  if (!s->take_report_turn(static_cast<std::uint64_t>(unix_now_ms()))) {
+    s->reply_error(id, wire::Opcode::report,
+                   make_error(Errc::busy, "report: at most one report per second per connection"));
+    return;
+  }
   if (fallbacks > 0) {
-    d.stats().client_fallbacks += fallbacks;
+    // Saturating: a counter at its top stays there instead of wrapping to a small number.
+    std::uint64_t& total = d.stats().client_fallbacks;
+    total = fallbacks > UINT64_MAX - total ? UINT64_MAX : total + fallbacks;
     spdlog::warn("client pid {} (uid {}) compiled {} module(s) in-process ({} ms) while kcached "
                  "was unreachable or slow",
                  s->peer().pid, s->peer().uid, fallbacks, report->compile_ms);

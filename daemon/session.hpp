@@ -9,6 +9,7 @@
 //    replies naming the opcode, and the connection stays usable.
 //  * Requests that finish later (compiles, queries) hold a quota slot: more than
 //    `max_pending_per_client` at once get `busy`.
+//  * `report` is accepted at most once per second per connection (take_report_turn()).
 //  * Replies to a closed session are dropped.
 #pragma once
 
@@ -56,6 +57,12 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
   std::size_t pending() const noexcept { return pending_; }
   const Channel& channel() const noexcept { return channel_; }
   std::uint64_t opened_ms() const noexcept { return opened_ms_; }
+  // True at most once per second: a client reports after a reconnect, never in a loop.
+  bool take_report_turn(std::uint64_t now_ms) noexcept {
+    if (last_report_ms_ != 0 && now_ms < last_report_ms_ + 1000) return false;
+    last_report_ms_ = now_ms;
+    return true;
+  }
 
  private:
   void handle_hello(const wire::Frame& frame);
@@ -67,6 +74,7 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
   std::uint32_t proto_ = 0;  // 0 until hello
   std::size_t pending_ = 0;
   std::uint64_t opened_ms_ = 0;  // uv_now at accept
+  std::uint64_t last_report_ms_ = 0;
 };
 
 }  // namespace kcache::daemon

@@ -11,6 +11,7 @@
 #include "channel.hpp"
 #include "common/units.hpp"
 #include "contain.hpp"
+#include "scratch_dir.hpp"
 #include "wire/frame.hpp"
 
 namespace kcache::daemon {
@@ -26,10 +27,13 @@ class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from
   explicit Worker(WorkerPool& pool) : pool_(pool) {}
 
   Status spawn();
-  bool idle() const noexcept { return !current_ && !exited_; }
+  bool idle() const noexcept { return !current_ && !exited_ && !killed_; }
+  bool running_for(uid_t uid) const noexcept { return current_ && current_->uid == uid; }
+  bool exited() const noexcept { return exited_ || killed_; }
   void assign(Pending pending);
   void kill() {
     if (!exited_ && process_) uv_process_kill(process_.get(), SIGKILL);
+    killed_ = true;
   }
   // Fails the current job (pool shutdown) without waiting for the exit callback.
   void abandon(const Error& error) { finish(error); }
@@ -43,6 +47,7 @@ class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from
   void finish(Result<wire::CompileResult> result);
 
   WorkerPool& pool_;
+  ScratchDir scratch_;  // before process_: removed after the process handle is let go
   UvHandle<uv_process_t> process_;
   std::unique_ptr<Channel> channel_;
   UvHandle<uv_timer_t> timer_;
@@ -50,6 +55,7 @@ class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from
   std::uint32_t request_id_ = 0;
   bool exited_ = false;
   bool timed_out_ = false;
+  bool killed_ = false;  // asked to die: counts as gone before its exit callback
 };
 
 Status WorkerPool::Worker::spawn() {
@@ -60,8 +66,16 @@ Status WorkerPool::Worker::spawn() {
   Fd theirs(pair[1]);
   if (::fcntl(ours.get(), F_SETFL, O_NONBLOCK) != 0) return errno_error(Errc::io, "fcntl");
 
+  ConfinementPlan plan = pool_.options_.confinement;
+  std::optional<std::pair<uid_t, gid_t>> owner;
+  if (plan.run_as) owner.emplace(plan.run_as->uid, plan.run_as->gid);
+  KC_TRY_ASSIGN(scratch_, ScratchDir::create(pool_.options_.scratch_parent, "worker-", 0700, owner));
+  plan.scratch = scratch_.path();
+
   std::vector<std::string> args{pool_.options_.executable, "--compile-worker"};
   args.insert(args.end(), pool_.options_.extra_args.begin(), pool_.options_.extra_args.end());
+  const std::vector<std::string> confinement = to_args(plan);
+  args.insert(args.end(), confinement.begin(), confinement.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -183,7 +197,7 @@ void WorkerPool::Worker::finish(Result<wire::CompileResult> result) {
 }
 
 WorkerPool::WorkerPool(uv_loop_t* loop, WorkerPoolOptions options)
-    : loop_(loop), options_(std::move(options)) {
+    : loop_(loop), options_(std::move(options)), queue_(options_.max_queued_per_uid) {
   if (options_.max_workers == 0) options_.max_workers = 1;
 }
 
@@ -195,40 +209,75 @@ std::size_t WorkerPool::running() const noexcept {
   return n;
 }
 
-void WorkerPool::run(wire::CompileJob job, Done done) {
+std::size_t WorkerPool::running_for(uid_t uid) const noexcept {
+  std::size_t n = 0;
+  for (const auto& w : workers_) n += w->running_for(uid) ? 1 : 0;
+  return n;
+}
+
+void WorkerPool::run(wire::CompileJob job, uid_t uid, Done done) {
   if (shut_down_) {
     done(make_error(Errc::unavailable, "kcached is shutting down"));
     return;
   }
-  queue_.push_back(Pending{std::move(job), std::move(done)});
+  if (queue_.full(uid)) {
+    done(make_error(Errc::busy, "uid " + std::to_string(uid) + " has " +
+                                    std::to_string(queue_.max_per_uid()) +
+                                    " compiles queued, the most one user may; retry later"));
+    return;
+  }
+  queue_.push(uid, Pending{std::move(job), uid, std::move(done)});
   dispatch();
+}
+
+std::shared_ptr<WorkerPool::Worker> WorkerPool::idle_worker() const {
+  for (const auto& w : workers_)
+    if (w->idle()) return w;
+  return nullptr;
+}
+
+Result<std::shared_ptr<WorkerPool::Worker>> WorkerPool::start_worker() {
+  auto fresh = std::make_shared<Worker>(*this);
+  KC_TRY(fresh->spawn());
+  workers_.push_back(fresh);
+  return fresh;
 }
 
 void WorkerPool::dispatch() {
   while (!queue_.empty() && !shut_down_) {
-    std::shared_ptr<Worker> chosen;
-    for (const auto& w : workers_)
-      if (w->idle()) {
-        chosen = w;
-        break;
-      }
+    std::shared_ptr<Worker> chosen = idle_worker();
+    std::optional<Pending> next;
+    if (chosen || workers_.size() < options_.max_workers) {
+      next = queue_.next([](uid_t) { return true; });
+    } else if (workers_.size() < 2 * options_.max_workers) {
+      // Every worker is taken: only a uid with nothing running gets an extra one.
+      next = queue_.next([this](uid_t uid) { return running_for(uid) == 0; });
+    }
+    if (!next) return;  // the job waits for a worker
     if (!chosen) {
-      if (workers_.size() >= options_.max_workers) return;  // all busy: the job waits
-      auto fresh = std::make_shared<Worker>(*this);
-      auto spawned = fresh->spawn();
-      if (!spawned.ok()) {
-        spdlog::error("{}", spawned.error().message);
-        Pending p = std::move(queue_.front());
-        queue_.pop_front();
-        p.done(spawned.error());
+      auto started = start_worker();
+      if (!started.ok()) {
+        spdlog::error("{}", started.error().message);
+        next->done(started.error());
         continue;
       }
-      workers_.push_back(fresh);
-      chosen = fresh;
+      chosen = *started;
     }
-    Pending p = std::move(queue_.front());
-    queue_.pop_front();
-    chosen->assign(std::move(p));
+    chosen->assign(std::move(*next));
+  }
+  retire_extra_workers();
+}
+
+// Workers beyond max_workers exist only for a burst: one that is idle leaves.
+void WorkerPool::retire_extra_workers() {
+  std::size_t live = 0;
+  for (const auto& w : workers_) live += w->exited() ? 0 : 1;
+  for (const auto& w : workers_) {
+    if (live <= options_.max_workers) return;
+    if (w->idle()) {
+      w->kill();  // its exit callback removes it; no job is lost (it has none)
+      --live;
+    }
   }
 }
 
@@ -248,11 +297,7 @@ void WorkerPool::shutdown() {
     w->kill();
     w->abandon(gone);
   }
-  while (!queue_.empty()) {
-    Pending p = std::move(queue_.front());
-    queue_.pop_front();
-    p.done(gone);
-  }
+  for (Pending& p : queue_.take_all()) p.done(gone);
 }
 
 }  // namespace kcache::daemon

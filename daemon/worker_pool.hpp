@@ -6,8 +6,15 @@
 //    log, or an error: the compiler's (compile_error, unavailable…), `compile timed out after
 //    N s` (Errc::timeout; the worker is killed), or `compiler crashed (signal N)`
 //    (Errc::compiler_failure). A failure touches only that job; the worker is replaced.
-//  * At most `max_workers` processes exist; extra jobs queue in FIFO order. Idle workers stay
-//    up (NVRTC's load and initialisation is paid once per worker, not per compile).
+//  * run(job, uid, done): jobs wait in a FairQueue (fair_queue.hpp): round robin across the
+//    uids that asked, at most `max_queued_per_uid` each (more: Errc::busy at once). Up to
+//    `max_workers` processes run jobs; a job whose uid has nothing running may start on an
+//    extra worker (at most `max_workers` more) when every worker is taken, so one user's
+//    long compiles never hold another user's first compile back for more than a worker's
+//    start. Extra workers leave once idle. Idle workers within max_workers stay up (NVRTC's
+//    load and initialisation is paid once per worker, not per compile).
+//  * Each worker runs confined (worker_confinement.hpp) with a private scratch directory under
+//    scratch_parent, removed with its contents when the worker is gone.
 //  * shutdown() kills every worker and fails queued and running jobs with Errc::unavailable.
 #pragma once
 
@@ -20,7 +27,9 @@
 #include <vector>
 
 #include "kcache/result.hpp"
+#include "fair_queue.hpp"
 #include "uv.hpp"
+#include "worker_confinement.hpp"
 #include "wire/messages.hpp"
 
 namespace kcache::daemon {
@@ -31,6 +40,9 @@ struct WorkerPoolOptions {
   std::size_t max_workers = 1;
   std::chrono::milliseconds timeout{120'000};
   std::uint64_t memory_limit = 0;  // the workers' RLIMIT_AS (named in crash messages)
+  std::size_t max_queued_per_uid = 256;
+  ConfinementPlan confinement;     // what every worker may touch (worker_confinement.hpp)
+  std::string scratch_parent;      // where each worker gets its own scratch directory
 };
 
 class WorkerPool {
@@ -42,27 +54,33 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  void run(wire::CompileJob job, Done done);
+  void run(wire::CompileJob job, uid_t uid, Done done);
   void shutdown();
 
   std::size_t running() const noexcept;
   std::size_t queued() const noexcept { return queue_.size(); }
+  // Workers running a job for `uid`.
+  std::size_t running_for(uid_t uid) const noexcept;
   std::size_t processes() const noexcept { return workers_.size(); }
 
  private:
   class Worker;
   struct Pending {
     wire::CompileJob job;
+    uid_t uid = 0;
     Done done;
   };
 
   void dispatch();
+  std::shared_ptr<Worker> idle_worker() const;
+  Result<std::shared_ptr<Worker>> start_worker();
+  void retire_extra_workers();
   void on_worker_idle();
   void on_worker_gone(Worker* worker);
 
   uv_loop_t* loop_;
   WorkerPoolOptions options_;
-  std::deque<Pending> queue_;
+  FairQueue<Pending> queue_;
   std::vector<std::shared_ptr<Worker>> workers_;
   bool shut_down_ = false;
 };

@@ -20,15 +20,34 @@
 //                                compiler's bad_alloc does (memory-limit tests);
 //      KCACHE_FAKE_WRONG_TARGET  is compiled for sm_80 whatever was asked (the daemon must
 //                                refuse the binary);
-//      KCACHE_FAKE_SLOW          sleeps 300 ms, then compiles normally (concurrency tests).
+//      KCACHE_FAKE_SLOW          sleeps 300 ms, then compiles normally (concurrency tests);
+//      KCACHE_FAKE_SLEEP_MS=<n>  sleeps n ms (at most 60 s), then compiles normally (fairness);
+//      KCACHE_FAKE_TRY=ACTION:ARG  (one per line, any number) attempts what a compromised
+//                                compiler would, then fails the compile (NVRTC_ERROR_COMPILATION)
+//                                with one log line per attempt: "try ACTION:ARG: denied (why)"
+//                                or "try ACTION:ARG: allowed". ACTION is read (open a file for
+//                                reading), write (create or append to a file), list (open a
+//                                directory), tcp (connect to IPv4 HOST:PORT), unix (connect to a
+//                                socket path), exec (execve a program), signal (kill(PID, 0))
+//                                (confinement tests).
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 #include <new>
 #include <string>
 #include <vector>
@@ -124,6 +143,78 @@ nvrtcResult compile_alone(Program* p, const std::string& arch) {
   return kSuccess;
 }
 
+// One attempt of KCACHE_FAKE_TRY: 0 when the system let it happen, else the errno.
+int attempt(const std::string& action, const std::string& arg) {
+  const auto result = [](bool ok) { return ok ? 0 : errno; };
+  if (action == "read" || action == "write") {
+    const int fd = action == "read" ? ::open(arg.c_str(), O_RDONLY | O_CLOEXEC)
+                                    : ::open(arg.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int err = result(fd >= 0);
+    if (fd >= 0) {
+      if (action == "write" && ::write(fd, "planted\n", 8) != 8) return errno;
+      ::close(fd);
+    }
+    return err;
+  }
+  if (action == "list") {
+    DIR* d = ::opendir(arg.c_str());
+    const int err = result(d != nullptr);
+    if (d != nullptr) ::closedir(d);
+    return err;
+  }
+  if (action == "tcp" || action == "unix") {
+    const int fd = ::socket(action == "tcp" ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    int rc = -1;
+    if (action == "tcp") {
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      const auto colon = arg.rfind(':');
+      a.sin_port = htons(static_cast<std::uint16_t>(std::atoi(arg.c_str() + colon + 1)));
+      ::inet_pton(AF_INET, arg.substr(0, colon).c_str(), &a.sin_addr);
+      rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    } else {
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::strncpy(a.sun_path, arg.c_str(), sizeof a.sun_path - 1);
+      rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    }
+    const int err = result(rc == 0);
+    ::close(fd);
+    return err;
+  }
+  if (action == "exec") {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      char* const argv[] = {const_cast<char*>(arg.c_str()), nullptr};
+      ::execv(arg.c_str(), argv);
+      ::_exit(100 + errno);
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child) return errno;
+    if (WIFEXITED(status) && WEXITSTATUS(status) > 100) return WEXITSTATUS(status) - 100;
+    return 0;  // it ran
+  }
+  if (action == "signal") return result(::kill(std::atoi(arg.c_str()), 0) == 0);
+  return EINVAL;
+}
+
+// KCACHE_FAKE_TRY=… lines: each attempted, each reported; true when there were any.
+bool run_attempts(Program* p) {
+  static constexpr std::string_view kMarker = "KCACHE_FAKE_TRY=";
+  bool any = false;
+  for (auto at = p->source.find(kMarker); at != std::string::npos; at = p->source.find(kMarker, at + 1)) {
+    const auto start = at + kMarker.size();
+    const auto eol = std::min(p->source.find('\n', start), p->source.size());
+    const std::string what = p->source.substr(start, eol - start);
+    const auto colon = what.find(':');
+    const int err = attempt(what.substr(0, colon), colon == std::string::npos ? "" : what.substr(colon + 1));
+    p->log += "try " + what + (err == 0 ? ": allowed\n" : ": denied (" + std::string(std::strerror(err)) + ")\n");
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 extern "C" {
@@ -186,6 +277,12 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(
     const timespec t{0, 300 * 1000 * 1000};
     nanosleep(&t, nullptr);
   }
+  if (const auto at = s.find("KCACHE_FAKE_SLEEP_MS="); at != std::string::npos) {
+    const long long ms = std::min(std::atoll(s.c_str() + at + 21), 60'000LL);
+    const timespec t{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
+    nanosleep(&t, nullptr);
+  }
+  if (run_attempts(p)) return kCompilation;
   const bool wrong_target = s.find("KCACHE_FAKE_WRONG_TARGET") != std::string::npos;
   std::vector<const char*> opts(options, options + n);
   if (wrong_target)
@@ -216,7 +313,8 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram pr
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog,
                                                                            size_t* size) {
   const auto* p = prog;
-  if (p->real_program != nullptr) return real()->GetProgramLogSize(p->real_program, size);
+  // The double's own log (standing alone, or KCACHE_FAKE_TRY's report) comes first.
+  if (p->real_program != nullptr && p->log.empty()) return real()->GetProgramLogSize(p->real_program, size);
   *size = p->log.size() + 1;
   return kSuccess;
 }
@@ -224,7 +322,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLogSize(nvrtcP
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog,
                                                                        char* out) {
   const auto* p = prog;
-  if (p->real_program != nullptr) return real()->GetProgramLog(p->real_program, out);
+  if (p->real_program != nullptr && p->log.empty()) return real()->GetProgramLog(p->real_program, out);
   std::memcpy(out, p->log.c_str(), p->log.size() + 1);
   return kSuccess;
 }

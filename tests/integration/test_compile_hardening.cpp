@@ -161,6 +161,9 @@ TEST_F(CompileHardening, IncludeRootServesHeadersAndItsContentIsInTheKey) {
   KC_REQUIRE_NVRTC();  // the header must change the binary: a real preprocessor
   const std::string root = dir_ + "/include-root";
   std::filesystem::create_directories(root + "/lib");
+  // A root daemon's workers run as nobody: the include root must be theirs to read.
+  std::filesystem::permissions(dir_, std::filesystem::perms::owner_all | std::filesystem::perms::group_exec |
+                                         std::filesystem::perms::others_exec);
   std::filesystem::create_directories(dir_ + "/elsewhere");
   const auto write_header = [&](const char* value) {
     std::ofstream(root + "/lib/scale.h", std::ios::trunc) << "#define KC_SCALE " << value << "\n";

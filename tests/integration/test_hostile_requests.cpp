@@ -48,6 +48,23 @@ TEST_F(HostileRequests, WrongTypesRangesAndUnknownFieldsAreRefusedNamingTheField
   ASSERT_TRUE(listed.ok()) << listed.error().message;
 }
 
+TEST_F(HostileRequests, ReportsAreRateLimitedPerConnection) {
+  start();
+  Client c = client();
+  auto first = c.control("report", R"({"fallbacks": 1000000, "compile_ms": 5})");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  int refused = 0;
+  for (int i = 0; i < 50; ++i) {
+    auto again = c.control("report", R"({"fallbacks": 1000000})");
+    if (!again.ok()) {
+      EXPECT_EQ(again.error().code, Errc::busy) << again.error().message;
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 45) << "a burst of reports on one connection was not limited";
+  EXPECT_LE(stat("client_fallbacks"), 6'000'000u);
+}
+
 TEST_F(HostileRequests, NamesThatAreNotUtf8OrHoldControlCharactersAreRefusedAtTheDoor) {
   start();
   Client c = client();

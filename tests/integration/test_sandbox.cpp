@@ -50,6 +50,19 @@ constexpr const char* kSetpriv = "/usr/bin/setpriv";
 constexpr const char* kAnalyze = "/usr/bin/systemd-analyze";
 
 // The calls of a systemd syscall group, nested groups expanded.
+// Names on kcached.service's SystemCallFilter= lines that are plain calls (no @group, no ~).
+std::set<std::string> unit_added_calls() {
+  std::ifstream unit(std::string(KCACHE_SOURCE_DIR) + "/systemd/kcached.service.in");
+  std::set<std::string> names;
+  std::string line;
+  while (std::getline(unit, line)) {
+    if (line.rfind("SystemCallFilter=", 0) != 0 || line.find_first_of("@~") != std::string::npos) continue;
+    std::istringstream words(line.substr(line.find('=') + 1));
+    for (std::string w; words >> w;) names.insert(w);
+  }
+  return names;
+}
+
 std::set<std::string> expand_group(const std::string& group) {
   const CommandResult r = run_command({kAnalyze, "syscall-filter"});
   std::map<std::string, std::vector<std::string>> groups;
@@ -96,6 +109,10 @@ class Sandbox : public ::testing::Test {
     ASSERT_EQ(::chown((dir_ + "/cache").c_str(), 65534, 65534), 0);
     auto calls = expand_group("@system-service");
     ASSERT_GT(calls.size(), 300u);
+    // The unit's own additions (SystemCallFilter= lines naming calls, not groups): what the
+    // compile workers confine themselves with (Landlock, seccomp).
+    for (const auto& name : unit_added_calls()) calls.insert(name);
+    ASSERT_TRUE(calls.contains("landlock_restrict_self") && calls.contains("seccomp"));
     ASSERT_TRUE(calls.contains("openat") && !calls.contains("swapoff"));
     const auto privileged = expand_group("@privileged");
     ASSERT_TRUE(privileged.contains("setuid") && privileged.contains("fchown"));

@@ -2,7 +2,8 @@
 // kcached.service, so the unit's SystemCallFilter=, MemoryDenyWriteExecute= and
 // RestrictAddressFamilies= can be tested on a machine where systemd is not PID 1.
 //
-//   kc-sandbox-exec [--syscalls FILE] [--deny-write-execute] [--only-af-unix] -- PROGRAM ARGS…
+//   kc-sandbox-exec [--syscalls FILE] [--deny-write-execute] [--only-af-unix] [--enosys NAME]…
+//                   -- PROGRAM ARGS…
 //
 // --syscalls FILE       allow only the system calls named in FILE (one per line, already
 //                       expanded from systemd's @groups); any other call kills the process
@@ -12,6 +13,8 @@
 //                       with EPERM.
 // --only-af-unix        RestrictAddressFamilies=AF_UNIX: socket() of any other family fails
 //                       with EAFNOSUPPORT.
+// --enosys NAME         the system call NAME fails with ENOSYS, as on a kernel without it
+//                       (repeatable; e.g. landlock_create_ruleset, seccomp: degradation tests).
 // no_new_privs is always set (systemd implies it for filters in units with User=).
 // libseccomp is dlopen'ed (libseccomp.so.2 is part of every systemd system; no -dev package).
 #include <errno.h>
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
   std::string syscalls_file;
   bool deny_wx = false;
   bool only_unix = false;
+  std::vector<std::string> enosys;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string a = argv[i];
@@ -83,6 +87,7 @@ int main(int argc, char** argv) {
     if (a == "--syscalls" && i + 1 < argc) syscalls_file = argv[++i];
     else if (a == "--deny-write-execute") deny_wx = true;
     else if (a == "--only-af-unix") only_unix = true;
+    else if (a == "--enosys" && i + 1 < argc) enosys.emplace_back(argv[++i]);
     else return die("unknown option " + a);
   }
   if (i >= argc) return die("no program given");
@@ -136,6 +141,14 @@ int main(int argc, char** argv) {
       if (add(s, ctx, kActAllow, name.c_str()) == 0) ++allowed;
     }
     if (allowed == 0 || s.load(ctx) != 0) return die("cannot load the system call filter");
+    s.release(ctx);
+  }
+  // Last: loading a filter after it would need the seccomp call it may refuse.
+  if (!enosys.empty()) {
+    Ctx ctx = s.init(kActAllow);
+    int rc = 0;
+    for (const auto& name : enosys) rc |= add(s, ctx, act_errno(ENOSYS), name.c_str(), {});
+    if (rc != 0 || s.load(ctx) != 0) return die("cannot load the ENOSYS filter");
     s.release(ctx);
   }
   ::execvp(argv[i], argv + i);
