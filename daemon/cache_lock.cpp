@@ -9,33 +9,53 @@
 #include <system_error>
 
 namespace kcache::daemon {
+namespace {
+
+std::string read_owner(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return "unknown";
+  std::string owner(buf, static_cast<std::size_t>(n));
+  while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
+  return owner;
+}
+
+// flock(fd) without waiting; busy names the owner recorded in `pid_fd`.
+Status lock_or_name_owner(int fd, const std::string& what, const std::string& cache_dir, int pid_fd) {
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+  const int err = errno;
+  if (err != EWOULDBLOCK) return errno_error(Errc::io, "cannot lock " + what, err);
+  const std::string owner = pid_fd >= 0 ? read_owner(pid_fd) : "unknown";
+  return make_error(Errc::busy, "cache directory " + cache_dir +
+                                    " is already owned by another kcached (pid " + owner + ")");
+}
+
+}  // namespace
 
 Result<CacheLock> CacheLock::acquire(const std::string& cache_dir) {
   std::error_code ec;
   std::filesystem::create_directories(cache_dir, ec);
   if (ec) return make_error(Errc::io, "cannot create cache directory " + cache_dir + ": " + ec.message());
-  const std::string path = cache_dir + "/kcache.lock";
-  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (!fd) return errno_error(Errc::io, "cannot open " + path);
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    if (err != EWOULDBLOCK) return errno_error(Errc::io, "cannot lock " + path, err);
-    std::string owner = "unknown";
-    char buf[32] = {};
-    const ssize_t n = ::pread(fd.get(), buf, sizeof buf - 1, 0);
-    if (n > 0) {
-      owner.assign(buf, static_cast<std::size_t>(n));
-      while (!owner.empty() && (owner.back() == '\n' || owner.back() == ' ')) owner.pop_back();
-    }
-    return make_error(Errc::busy, "cache directory " + cache_dir +
-                                      " is already owned by another kcached (pid " + owner + ")");
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), pid.data(), pid.size(), 0) < 0)
-    return errno_error(Errc::io, "cannot write " + path);
   CacheLock lock;
-  lock.fd_ = std::move(fd);
+  lock.dir_ = cache_dir;
+  lock.dir_fd_ = Fd(::open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!lock.dir_fd_) return errno_error(Errc::io, "cannot open cache directory " + cache_dir);
+  const std::string path = cache_dir + "/kcache.lock";
+  lock.file_fd_ = Fd(::openat(lock.dir_fd_.get(), "kcache.lock",
+                              O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!lock.file_fd_) return errno_error(Errc::io, "cannot open " + path);
+  KC_TRY(lock_or_name_owner(lock.dir_fd_.get(), cache_dir, cache_dir, lock.file_fd_.get()));
+  KC_TRY(lock_or_name_owner(lock.file_fd_.get(), path, cache_dir, lock.file_fd_.get()));
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock.file_fd_.get(), 0) != 0 ||
+      ::pwrite(lock.file_fd_.get(), pid.data(), pid.size(), 0) < 0)
+    return errno_error(Errc::io, "cannot write " + path);
   return lock;
+}
+
+Status CacheLock::still_owned() const {
+  KC_TRY(same_file(dir_fd_.get(), dir_));
+  return same_file(file_fd_.get(), dir_ + "/kcache.lock");
 }
 
 }  // namespace kcache::daemon

@@ -52,13 +52,14 @@ void CompileService::remember_failure(const Digest128& key, const Error& error) 
 }
 
 bool CompileService::submit(const Digest128& key, wire::CompileJob job, PublishMeta meta,
-                            uid_t uid, Done done) {
+                            uid_t uid, Alive alive, Done done) {
   if (auto failed = recent_failure(key)) {
     done(*failed);
     return false;
   }
   if (auto it = flights_.find(key); it != flights_.end()) {
     it->second.waiters.push_back(std::move(done));
+    it->second.askers.push_back(std::move(alive));
     ++stats_.dedup_waits;
     return true;
   }
@@ -66,14 +67,23 @@ bool CompileService::submit(const Digest128& key, wire::CompileJob job, PublishM
   flight.meta = std::move(meta);
   flight.target = job.target;
   flight.waiters.push_back(std::move(done));
+  flight.askers.push_back(std::move(alive));
   flight.started = std::chrono::steady_clock::now();
   ++stats_.compiles;
   const std::string key_hex = key.hex();
   const ScopedLogFields fields(key_hex, job.name);
   spdlog::debug("compiling {} for {} (key {})", job.name, job.target, key_hex);
-  pool_.run(std::move(job), uid, [this, key](Result<wire::CompileResult> result) {
-    on_compiled(key, std::move(result));
-  });
+  const auto wanted = [this, key] {
+    const auto it = flights_.find(key);
+    if (it == flights_.end()) return false;
+    for (const Alive& a : it->second.askers)
+      if (!a || a()) return true;
+    return false;
+  };
+  pool_.run(
+      std::move(job), uid,
+      [this, key](Result<wire::CompileResult> result) { on_compiled(key, std::move(result)); },
+      wanted);
   return false;
 }
 

@@ -36,9 +36,13 @@ class CompileService {
       : cache_(cache), pool_(pool), stats_(stats), failure_ttl_(failure_ttl) {}
 
   // Returns true when this asker joined a compile already in flight.
+  // Whether an asker still wants its answer (its connection is open).
+  using Alive = std::function<bool()>;
   // `uid`: who asked first; the compile is queued (and counted) as that user's
-  // (worker_pool.hpp: fair across users).
-  bool submit(const Digest128& key, wire::CompileJob job, PublishMeta meta, uid_t uid, Done done);
+  // (worker_pool.hpp: fair across users). A compile still queued when none of its askers is
+  // alive is cancelled (compiles_cancelled) and answered unavailable.
+  bool submit(const Digest128& key, wire::CompileJob job, PublishMeta meta, uid_t uid,
+              Alive alive, Done done);
 
   // The error of a compile of `key` that failed within failure_ttl, if any (counted as a
   // failure_cache_hit). Key-only lookups ask this before asking the client for the source.
@@ -51,6 +55,7 @@ class CompileService {
     PublishMeta meta;
     std::string target;
     std::vector<Done> waiters;
+    std::vector<Alive> askers;  // one per waiter
     std::chrono::steady_clock::time_point started;
   };
   struct Failure {

@@ -1,5 +1,6 @@
 #include "daemon.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 
 #include "common/fd.hpp"
 #include "common/paths.hpp"
+#include "common/text.hpp"
 #include "common/units.hpp"
 #include "contain.hpp"
 #include "kcache_config.h"
@@ -18,6 +20,10 @@
 #include "systemd_link.hpp"
 
 namespace kcache::daemon {
+
+// How soon a cache removed or replaced under a running daemon is noticed (~260 stat calls on
+// the thread pool each time).
+constexpr std::chrono::milliseconds kOwnershipCheckInterval{2000};
 
 Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {}
 
@@ -103,6 +109,9 @@ Status Daemon::start() {
   auto opened = Index::open(index_path);
   if (!opened.ok()) return damaged(opened.error());
   Index index = std::move(opened).value();
+  // Held so the ownership watch can tell whether index.sqlite is still the file in use.
+  Fd index_fd(::open(index_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!index_fd) return errno_error(Errc::io, "cannot open " + index_path);
   auto counters = index.load_counters();
   if (!counters.ok()) return damaged(counters.error());
   stats_.load(*counters);
@@ -161,6 +170,10 @@ Status Daemon::start() {
   // Crossing the high watermark is noticed where it happens: when a module is published.
   cache_->set_on_published([this] { gc_->maybe_start(); });
   scrubber_ = std::make_unique<Scrubber>(&loop_, *cache_, stats_, config_.scrub_rate);
+  ownership_ = std::make_unique<OwnershipWatch>(
+      &loop_, lock_, *store_, std::move(index_fd), index_path, kOwnershipCheckInterval,
+      [this](const Error& why) { cache_lost(why); });
+  reconciler_->set_layout_check([watch = ownership_.get()] { return watch->check(); });
   std::optional<gid_t> admin_gid;
   if (!config_.admin_group.empty()) {
     KC_TRY_ASSIGN(admin_gid, resolve_group(config_.admin_group));
@@ -219,6 +232,7 @@ int Daemon::run() {
   }
 
   providers_->start();  // scan, watch and prefetch in the background, like the reconcile
+  ownership_->start();
   reconciler_->run(Reconciler::Mode::quick, [this](const ReconcileReport& r) {
     spdlog::debug("start-up reconcile: {} entries checked, {} repaired", r.checked_entries, r.repaired);
     gc_->maybe_start();  // a cache over budget at start-up (max_size lowered) shrinks now
@@ -226,7 +240,16 @@ int Daemon::run() {
   });
   uv_run(&loop_, UV_RUN_DEFAULT);
   spdlog::info("kcached stopped");
-  return 0;
+  return exit_code_;
+}
+
+void Daemon::cache_lost(const Error& why) {
+  spdlog::critical("{}: kcached stops serving {} now (it would hand out files nobody verified, "
+                   "write rows nobody reads, or share the directory with another daemon); start "
+                   "it again to serve what stands there now",
+                   printable(why.message), config_.cache_dir);
+  exit_code_ = 1;
+  request_stop();
 }
 
 void Daemon::request_stop() {
@@ -238,6 +261,7 @@ void Daemon::request_stop() {
   if (systemd_) systemd_->shutdown();
   providers_->shutdown();
   pool_->shutdown();
+  if (ownership_) ownership_->stop();
   sigterm_.reset();
   sigint_.reset();
   watchdog_.reset();
@@ -297,7 +321,8 @@ nlohmann::json Daemon::status() const {
               {"inflight_compiles", compiles_->inflight()},
               {"compile_workers", {{"processes", pool_->processes()},
                                    {"running", pool_->running()},
-                                   {"queued", pool_->queued()}}},
+                                   {"queued", pool_->queued()},
+                                   {"cancelled", pool_->cancelled()}}},
               {"compilers", std::move(compilers)},
               {"include_roots", include_roots_.roots()},
               {"sessions", server_->sessions()},

@@ -5,7 +5,9 @@
 //    (migrating it), loads the catalog, probes compilers and binds the socket. Any failure is
 //    an error that names what failed (the binary prints it and exits 1).
 //  * run() serves until SIGTERM/SIGINT (or request_stop()), then shuts down cleanly: stops
-//    accepting, ends sessions, kills compile workers, flushes the index. Returns the exit code.
+//    accepting, ends sessions, kills compile workers, flushes the index. Returns the exit code:
+//    0, or 1 when the OwnershipWatch found the cache directory, its lock, the index or a shard
+//    directory removed or replaced (it then stops serving at once, and says why).
 //  * READY=1 goes to the service manager once the socket serves and the index is loaded.
 //  * reload(origin) re-reads the configuration (reload.cpp): what can change at run time is
 //    applied, the rest named as needing a restart; a bad configuration changes nothing and is
@@ -31,6 +33,7 @@
 #include "devices.hpp"
 #include "gc.hpp"
 #include "index_worker.hpp"
+#include "ownership_watch.hpp"
 #include "peer_auth.hpp"
 #include "providers/provider_service.hpp"
 #include "reconcile.hpp"
@@ -85,6 +88,7 @@ class Daemon {
   Status start();
   Status plan_worker_confinement(WorkerPoolOptions& options);
   void stop();
+  void cache_lost(const Error& why);
   Result<nlohmann::json> apply_reload();
 
   DaemonConfig config_;
@@ -107,6 +111,7 @@ class Daemon {
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<GarbageCollector> gc_;
   std::unique_ptr<Scrubber> scrubber_;
+  std::unique_ptr<OwnershipWatch> ownership_;
   AdminPolicy admin_;
   std::unique_ptr<ProviderService> providers_;
   std::unique_ptr<Server> server_;
@@ -115,6 +120,7 @@ class Daemon {
   UvHandle<uv_timer_t> watchdog_;
   std::unique_ptr<SystemdLink> systemd_;  // STATUS=, SIGHUP, D-Bus
   bool stopping_ = false;
+  int exit_code_ = 0;  // 1 once the cache was lost from under the daemon
 };
 
 }  // namespace kcache::daemon

@@ -10,7 +10,8 @@
 //    uids with queued items, starting after the uid served last) among those for which
 //    may_start(uid) holds; nullopt when none. So 100 queued jobs of one uid delay another
 //    uid's job by at most one turn, not 100.
-//  * take_all() empties the queue (shutdown), oldest uid first.
+//  * take_if(drop) removes the items drop() selects (cancelled jobs); take_all() empties the
+//    queue (shutdown), lowest uid first.
 #pragma once
 
 #include <sys/types.h>
@@ -58,6 +59,25 @@ class FairQueue {
       return item;
     }
     return std::nullopt;
+  }
+
+  // Removes and returns every item for which drop(item) holds, keeping the others' order.
+  std::vector<T> take_if(const std::function<bool(const T&)>& drop) {
+    std::vector<T> taken;
+    for (auto it = queues_.begin(); it != queues_.end();) {
+      auto& q = it->second;
+      for (auto item = q.begin(); item != q.end();) {
+        if (drop(*item)) {
+          taken.push_back(std::move(*item));
+          item = q.erase(item);
+          --size_;
+        } else {
+          ++item;
+        }
+      }
+      it = q.empty() ? queues_.erase(it) : std::next(it);
+    }
+    return taken;
   }
 
   std::vector<T> take_all() {

@@ -98,7 +98,11 @@ void compile_and_reply(Daemon& d, const std::shared_ptr<Session>& s, std::uint32
   job.options = std::move(req.options);
   PublishMeta meta{req.name, where.target, *kind_for_backend(where.backend), EntryOrigin::compiled};
   std::weak_ptr<Session> weak = s;
-  d.compiles().submit(key, std::move(job), std::move(meta), s->peer().uid,
+  const auto alive = [weak] {
+    const auto session = weak.lock();
+    return session && !session->closed();
+  };
+  d.compiles().submit(key, std::move(job), std::move(meta), s->peer().uid, alive,
                       [&d, weak, id, key, want_fd](const Result<Entry>& outcome) {
                         auto session = weak.lock();
                         if (!session) return;

@@ -35,6 +35,7 @@ struct Reconciler::Scan {
   std::vector<std::string> io_errors;
   std::uint64_t checked_bytes = 0;
   std::string index_findings;
+  std::string layout_findings;  // what check_layout found removed or replaced
   std::vector<Done> waiters;
 };
 
@@ -170,7 +171,9 @@ void Reconciler::start_next() {
   const bool full = scan->mode == Mode::full;
   run_in_pool(
       loop_,
-      [scan, full, &store = cache_.store()] {
+      [scan, full, &store = cache_.store(), check = check_layout_] {
+        if (check)
+          if (Status layout = check(); !layout.ok()) scan->layout_findings = layout.error().message;
         scan_store(store, full, scan->items, scan->candidates, scan->staging, scan->io_errors,
                    scan->checked_bytes);
       },
@@ -259,6 +262,8 @@ void Reconciler::decide(Scan& scan) {
     report.problems.push_back({"io_error", "", "", e});
   if (!scan.index_findings.empty())
     report.problems.push_back({"index", "", store.root() + "/index.sqlite", scan.index_findings});
+  if (!scan.layout_findings.empty())
+    report.problems.push_back({"replaced", "", store.root(), scan.layout_findings});
 
   if (report.repaired > 0) cache_.flush();
   const bool startup = scan.mode == Mode::quick;

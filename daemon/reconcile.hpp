@@ -7,6 +7,9 @@
 //  * full (verify): the same, and every entry's file is read and its size and XXH3-128 digest
 //    checked; a mismatch drops the entry (and the file once nothing references it). The index
 //    gets SQLite's quick_check (reported, not repaired).
+//  * Both modes first run the layout check (set_layout_check: the cache directory, lock,
+//    index and shard directories still the ones opened at start); what it finds is a
+//    `replaced` problem, not repaired here (the daemon stops serving such a cache).
 //  * Decisions are taken on the loop against the catalog as it is then, so a module published
 //    while the pool thread was listing is never mistaken for an orphan.
 //  * One pass at a time; a request during a pass waits for the next one (never a stale report).
@@ -26,7 +29,7 @@ namespace kcache::daemon {
 
 struct Problem {
   std::string kind;  // missing_object | digest_mismatch | size_mismatch | orphan_object |
-                     // stray_file | not_a_regular_file | stale_staging | index
+                     // stray_file | not_a_regular_file | stale_staging | index | replaced
   std::string key;   // cache key, when the problem is an entry's
   std::string path;
   std::string detail;
@@ -52,6 +55,8 @@ class Reconciler {
       : loop_(loop), cache_(cache), index_(index) {}
 
   void run(Mode mode, Done done);
+  // Runs on the thread pool at the start of every pass.
+  void set_layout_check(std::function<Status()> check) { check_layout_ = std::move(check); }
   bool busy() const noexcept { return running_; }
   bool startup_done() const noexcept { return startup_done_; }
 
@@ -66,6 +71,7 @@ class Reconciler {
   bool running_ = false;
   bool startup_done_ = false;
   std::vector<std::pair<Mode, Done>> queued_;
+  std::function<Status()> check_layout_;
 };
 
 }  // namespace kcache::daemon

@@ -138,6 +138,10 @@ class Store {
   static std::optional<std::pair<Digest128, ObjectKind>> parse_object_name(std::string_view name);
 
   Status sync_shards(const std::bitset<256>& shards) const;
+  // Any thread (~260 stat calls): whether the cache directory, objects/, tmp/ and every shard
+  // directory are still the directories this store opened — not removed, renamed or replaced.
+  // Paths handed to clients name files in them; a replaced one holds files nobody verified.
+  Status still_in_place() const;
   Status sweep_staging() const;
 
  private:

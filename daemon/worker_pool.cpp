@@ -199,6 +199,27 @@ void WorkerPool::Worker::finish(Result<wire::CompileResult> result) {
 WorkerPool::WorkerPool(uv_loop_t* loop, WorkerPoolOptions options)
     : loop_(loop), options_(std::move(options)), queue_(options_.max_queued_per_uid) {
   if (options_.max_workers == 0) options_.max_workers = 1;
+  sweep_ = UvHandle<uv_timer_t>::make();
+  uv_timer_init(loop_, sweep_.get());
+  sweep_->data = this;
+  uv_timer_start(
+      sweep_.get(),
+      [](uv_timer_t* t) {
+        if (t->data != nullptr)
+          contain("WorkerPool::cancel_unwanted", [&] { static_cast<WorkerPool*>(t->data)->cancel_unwanted(); });
+      },
+      1000, 1000);
+  uv_unref(sweep_.handle());
+}
+
+// Jobs nobody waits for any more (every asker's connection closed) leave the queue, and
+// with them their sources: 40 connections that send 64 compiles each and close do not
+// leave 2,560 compiles queued.
+void WorkerPool::cancel_unwanted() {
+  for (Pending& p : queue_.take_if(&WorkerPool::unwanted)) {
+    ++cancelled_;
+    p.done(make_error(Errc::unavailable, "compile cancelled: every asker of it has gone"));
+  }
 }
 
 WorkerPool::~WorkerPool() { shutdown(); }
@@ -215,7 +236,7 @@ std::size_t WorkerPool::running_for(uid_t uid) const noexcept {
   return n;
 }
 
-void WorkerPool::run(wire::CompileJob job, uid_t uid, Done done) {
+void WorkerPool::run(wire::CompileJob job, uid_t uid, Done done, std::function<bool()> wanted) {
   if (shut_down_) {
     done(make_error(Errc::unavailable, "kcached is shutting down"));
     return;
@@ -226,7 +247,7 @@ void WorkerPool::run(wire::CompileJob job, uid_t uid, Done done) {
                                     " compiles queued, the most one user may; retry later"));
     return;
   }
-  queue_.push(uid, Pending{std::move(job), uid, std::move(done)});
+  queue_.push(uid, Pending{std::move(job), uid, std::move(done), std::move(wanted)});
   dispatch();
 }
 
@@ -254,6 +275,11 @@ void WorkerPool::dispatch() {
       next = queue_.next([this](uid_t uid) { return running_for(uid) == 0; });
     }
     if (!next) return;  // the job waits for a worker
+    if (unwanted(*next)) {
+      ++cancelled_;
+      next->done(make_error(Errc::unavailable, "compile cancelled: every asker of it has gone"));
+      continue;
+    }
     if (!chosen) {
       auto started = start_worker();
       if (!started.ok()) {
@@ -291,6 +317,7 @@ void WorkerPool::on_worker_gone(Worker* worker) {
 void WorkerPool::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  sweep_.reset();
   const Error gone = make_error(Errc::unavailable, "kcached is shutting down");
   auto workers = std::move(workers_);
   for (auto& w : workers) {

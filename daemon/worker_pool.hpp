@@ -54,7 +54,10 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  void run(wire::CompileJob job, uid_t uid, Done done);
+  // `wanted`, when given, is asked while the job waits (before it starts, and once a second):
+  // false cancels it — `done` gets Errc::unavailable, counted in cancelled().
+  void run(wire::CompileJob job, uid_t uid, Done done, std::function<bool()> wanted = {});
+  std::uint64_t cancelled() const noexcept { return cancelled_; }
   void shutdown();
 
   std::size_t running() const noexcept;
@@ -69,12 +72,15 @@ class WorkerPool {
     wire::CompileJob job;
     uid_t uid = 0;
     Done done;
+    std::function<bool()> wanted;
   };
 
   void dispatch();
   std::shared_ptr<Worker> idle_worker() const;
   Result<std::shared_ptr<Worker>> start_worker();
   void retire_extra_workers();
+  void cancel_unwanted();
+  static bool unwanted(const Pending& p) { return p.wanted && !p.wanted(); }
   void on_worker_idle();
   void on_worker_gone(Worker* worker);
 
@@ -83,6 +89,8 @@ class WorkerPool {
   FairQueue<Pending> queue_;
   std::vector<std::shared_ptr<Worker>> workers_;
   bool shut_down_ = false;
+  std::uint64_t cancelled_ = 0;
+  UvHandle<uv_timer_t> sweep_;  // cancel_unwanted() once a second
 };
 
 }  // namespace kcache::daemon

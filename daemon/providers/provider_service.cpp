@@ -12,6 +12,10 @@ namespace kcache::daemon {
 
 namespace {
 
+// refused_modules[] lists the first this many of a provider's refused modules.
+constexpr std::size_t kMaxRefusedShown = 32;
+
+
 using providers::LoadedProvider;
 using providers::ProviderState;
 
@@ -260,9 +264,10 @@ nlohmann::json ProviderService::to_json() const {
     json targets = json::array();
     for (const Target& t : m.targets) targets.push_back(t.str());
     json refused = json::array();
-    std::size_t materialized = 0;
+    std::size_t materialized = 0, refused_total = 0;
     for (std::size_t i = 0; i < m.modules.size() && i < p.module_errors.size(); ++i) {
-      if (!p.module_errors[i].empty())
+      // Bounded: a provider of 65,536 bad modules must not make every status reply 14 MB.
+      if (!p.module_errors[i].empty() && ++refused_total <= kMaxRefusedShown)
         refused.push_back({{"name", m.modules[i].name},
                            {"target", m.modules[i].target.str()},
                            {"reason", p.module_errors[i]}});
@@ -277,6 +282,8 @@ nlohmann::json ProviderService::to_json() const {
     j["modules"] = m.modules.size();
     j["materialized"] = materialized;
     j["refused_modules"] = std::move(refused);
+    j["refused_total"] = refused_total;
+    j["refused_truncated"] = refused_total > kMaxRefusedShown;
     out.push_back(std::move(j));
   }
   return out;

@@ -173,6 +173,18 @@ int DaemonFixture::stop() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+int DaemonFixture::wait_exit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 CommandResult DaemonFixture::kcachectl(const std::vector<std::string>& args) {
   std::vector<std::string> argv{KCACHECTL_PATH, "--socket", socket_};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -64,6 +64,9 @@ class DaemonFixture : public ::testing::Test {
              const std::vector<std::string>& extra_env = {});
   // SIGTERM, then waits; returns the exit status (expects a clean exit unless told).
   int stop();
+  // Waits for the daemon to exit on its own; its exit status, or -1 if it still runs after
+  // `timeout` (then it keeps running and stop() ends it).
+  int wait_exit(std::chrono::milliseconds timeout);
   void restart(const std::vector<std::string>& extra_args = {}) {
     stop();
     start(extra_args.empty() ? last_args_ : extra_args, last_env_);

@@ -1,5 +1,7 @@
 // Compiles shared fairly between users: one user's long compiles, filling every worker and
 // the queue, do not hold back another user's compile (worker_pool.hpp, fair_queue.hpp).
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -62,6 +64,56 @@ TEST_F(FairCompiles, AnotherUsersCompileRunsWhileOneUserHoldsEveryWorkerAndTheQu
   while (status()["compile_workers"]["processes"] != 1 && std::chrono::steady_clock::now() < settle)
     std::this_thread::sleep_for(20ms);
   EXPECT_EQ(status()["compile_workers"]["processes"], 1);
+}
+
+TEST_F(FairCompiles, AClosedConnectionsQueuedCompilesAreCancelledAndFreed) {
+  start({"--compile-workers", "1"}, compiler_double_env());
+  // One slow compile holds the only worker; three clients queue theirs and die.
+  auto holder = std::async(std::launch::async, [this] {
+    Client c = client();
+    const std::string source = slow_source(100);
+    return c.get(cuda_request("holder", source)).ok();
+  });
+  // The holder runs before anyone queues (else a queued one could take the worker first).
+  const auto running = std::chrono::steady_clock::now() + 10s;
+  while (status()["compile_workers"]["running"] != 1 && std::chrono::steady_clock::now() < running)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(status()["compile_workers"]["running"], 1);
+  std::vector<pid_t> askers;
+  for (int i = 0; i < 3; ++i) {
+    const std::string src = dir_ + "/queued" + std::to_string(i) + ".cu";
+    std::ofstream(src) << slow_source(200 + i);
+    const std::string name = "queued" + std::to_string(i);  // nothing allocates after fork
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::execl(KCACHECTL_PATH, "kcachectl", "--socket", socket_.c_str(), "get", "--name", name.c_str(),
+              "--source", src.c_str(), "--target", "sm_90a", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    askers.push_back(child);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (status()["compile_workers"]["queued"] != 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(status()["compile_workers"]["queued"], 3);
+  for (pid_t p : askers) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  // Within the pool's one-second sweep, before the holder's compile ends.
+  const auto settle = std::chrono::steady_clock::now() + 5s;
+  while (status()["compile_workers"]["queued"] != 0 && std::chrono::steady_clock::now() < settle)
+    std::this_thread::sleep_for(20ms);
+  const nlohmann::json workers = status()["compile_workers"];
+  EXPECT_EQ(workers["queued"], 0);
+  EXPECT_EQ(workers["cancelled"], 3);
+  EXPECT_EQ(holder.wait_for(0s), std::future_status::timeout) << "cancelled only after the holder";
+  EXPECT_TRUE(holder.get());
+  EXPECT_EQ(status()["inflight_compiles"], 0);
+  // A cancellation is not a failure of the source: asked again, it compiles.
+  Client c = client();
+  const std::string again = slow_source(200);
+  EXPECT_TRUE(c.get(cuda_request("queued0", again)).ok());
 }
 
 }  // namespace

@@ -158,6 +158,30 @@ TEST_F(ProviderValidation, HostileNamesAndNumbersInARootAreReportedNeverFatal) {
   }
 }
 
+TEST_F(ProviderValidation, AProviderOfManyRefusedModulesListsAFewAndCountsThemAll) {
+  const std::string cubin = cubin_bytes("sm_90a");
+  std::string x86 = cubin;  // an ELF for another machine: each such module is refused
+  x86[18] = 62;
+  x86[19] = 0;
+  std::vector<json> modules{module_entry("good", "good.cubin", cubin)};
+  write_file(root_ + "/many/good.cubin", cubin);
+  for (int i = 0; i < 40; ++i) {
+    const std::string file = "bad" + std::to_string(i) + ".cubin";
+    write_file(root_ + "/many/" + file, x86);
+    modules.push_back(module_entry("bad" + std::to_string(i), file, x86));
+  }
+  write_file(root_ + "/many/kcache-provider.json", manifest("many", modules).dump());
+  start_with_devices("9.0");
+  // Modules are checked as they are prefetched: wait for all 41.
+  const json p = wait_for(root_ + "/many", [](const json& prov) {
+    return prov.value("state", "") == "active" && prov.value("refused_total", 0) == 40;
+  });
+  EXPECT_EQ(p["refused_modules"].size(), 32u);
+  EXPECT_EQ(p["refused_total"], 40);
+  EXPECT_EQ(p["refused_truncated"], true);
+  EXPECT_LT(status().dump().size(), 64u << 10) << "status carries every refused module";
+}
+
 TEST_F(ProviderValidation, PackRefusesPtxAndMismatchedTargets) {
   const std::string ptx = dir_ + "/k.ptx";
   write_file(ptx, ptx_bytes("sm_90a"));

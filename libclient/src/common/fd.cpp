@@ -50,4 +50,19 @@ Result<std::string> read_whole_file(int fd) {
   return out;
 }
 
+Status same_file(int fd, const std::string& path) {
+  struct stat held {};
+  struct stat named {};
+  if (::fstat(fd, &held) != 0) return errno_error(Errc::io, "cannot stat the open " + path);
+  if (::stat(path.c_str(), &named) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return make_error(Errc::not_found, path + " was removed");
+    return errno_error(Errc::io, "cannot stat " + path, err);
+  }
+  if (held.st_dev != named.st_dev || held.st_ino != named.st_ino)
+    return make_error(Errc::corrupt, path + " was replaced (inode " + std::to_string(held.st_ino) +
+                                         " is now " + std::to_string(named.st_ino) + ")");
+  return {};
+}
+
 }  // namespace kcache

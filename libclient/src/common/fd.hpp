@@ -1,7 +1,8 @@
 // common/fd.hpp — a move-only owner of a file descriptor, and errno-to-Error helpers.
 //
 // Contract: `Fd` closes its descriptor exactly once (destructor or reset); release() gives
-// up ownership. `errno_error(code, what)` formats "what: strerror(errno)".
+// up ownership. `errno_error(code, what)` formats "what: strerror(errno)". Small helpers for
+// whole-fd I/O and file identity below.
 #pragma once
 
 #include <cerrno>
@@ -44,5 +45,9 @@ Error errno_error(Errc code, const std::string& what, int err = errno);
 Status write_all(int fd, const void* data, std::size_t size);
 // Reads the whole regular file behind `fd` from offset 0.
 Result<std::string> read_whole_file(int fd);
+// Whether `path` (followed: a symlinked cache directory is fine) still names the file `fd`
+// has open: same device and inode. Errors: not_found when it was removed, corrupt when it was
+// replaced (the message says so), io when it cannot be stat'ed.
+Status same_file(int fd, const std::string& path);
 
 }  // namespace kcache

@@ -56,5 +56,16 @@ TEST(FairQueue, NextSkipsUidsThatMayNotStartAndTakeAllEmptiesIt) {
   EXPECT_TRUE(q.empty());
 }
 
+TEST(FairQueue, TakeIfRemovesOnlyTheChosenAndKeepsTheOrder) {
+  FairQueue<std::string> q(8);
+  for (const char* a : {"a1", "x-a2", "a3"}) ASSERT_TRUE(q.push(1000, a));
+  ASSERT_TRUE(q.push(2000, "x-b1"));
+  const auto taken = q.take_if([](const std::string& s) { return s.starts_with("x-"); });
+  EXPECT_EQ(taken, (std::vector<std::string>{"x-a2", "x-b1"}));
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_FALSE(q.full(2000));
+  EXPECT_EQ(drain(q), (std::vector<std::string>{"a1", "a3"}));
+}
+
 }  // namespace
 }  // namespace kcache::daemon
