@@ -48,6 +48,23 @@ void Cache::mark_served(const Digest128& key, Entry& entry) {
   queue_touch(key);
 }
 
+bool Cache::still_published(const Digest128& key, Entry& entry) {
+  auto stamp = store_.fingerprint(entry.digest, entry.kind);
+  if (stamp.ok() && (entry.file_stamp == *stamp || entry.file_stamp == 0)) {
+    entry.file_stamp = *stamp;
+    return true;
+  }
+  const std::string why = stamp.ok() ? path_of(entry) + " changed since it was published (inode, "
+                                                        "size or ctime)"
+                                     : stamp.error().message;
+  spdlog::warn("entry {}: {}; not serving it, dropping the entry", key.hex(), why);
+  ++stats_.changed_objects;
+  // Its object goes once no key names it; a publish of the digest before that replaces the
+  // changed file (commit never keeps bytes nobody verified).
+  remove(key);
+  return false;
+}
+
 void Cache::publish(const Digest128& key, PublishMeta meta, std::string bytes,
                     std::function<void(Result<Entry>)> done) {
   ++publishes_in_flight_;
@@ -79,6 +96,7 @@ void Cache::publish(const Digest128& key, PublishMeta meta, std::string bytes,
         e.target_id = catalog_.intern_target(meta.target);
         e.kind = obj.kind;
         e.origin = meta.origin;
+        if (auto stamp = store_.fingerprint(e.digest, e.kind); stamp.ok()) e.file_stamp = *stamp;
         if (auto orphaned = catalog_.insert(key, e))
           (void)store_.remove_object(orphaned->digest, orphaned->kind);
         // At most one of upsert/delete is pending per key, so apply()'s fixed order holds.

@@ -54,6 +54,13 @@ class Cache {
 
   Entry* lookup(const Digest128& key) noexcept { return catalog_.find(key); }
   void mark_served(const Digest128& key, Entry& entry);
+  // Before a hit is served (one fstatat): whether the object's file is still the one recorded
+  // in entry.file_stamp — taken at publish, or here at the first serve after a start. A file
+  // gone, not regular, or changed since (rewritten, replaced, chmod'ed, linked: its inode or
+  // ctime moved) is not handed out: the entry is dropped (logged, counted `changed_objects`,
+  // its object removed once no key names it) and false returned, so the caller treats it as
+  // a miss and the next publish puts verified bytes back.
+  bool still_published(const Digest128& key, Entry& entry);
 
   void publish(const Digest128& key, PublishMeta meta, std::string bytes,
                std::function<void(Result<Entry>)> done);

@@ -52,6 +52,7 @@ namespace {
 // A hit: serve it and count it. Returns false when the entry turned out to be unusable.
 bool serve_hit(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
                bool want_fd) {
+  if (!d.cache().still_published(key, entry)) return false;  // a miss: rebuilt from here
   if (!send_module(d, s, id, key, entry, wire::Origin::hit, want_fd).ok()) return false;
   d.cache().mark_served(key, entry);
   ++d.stats().hits;

@@ -25,6 +25,7 @@ struct Stats {
   std::uint64_t compile_ms_max = 0;
   std::uint64_t client_fallbacks = 0;   // in-process compiles clients reported (report op)
   std::uint64_t corrupt_objects = 0;    // stored objects the scrubber found damaged
+  std::uint64_t changed_objects = 0;    // hits not served: the file changed since publish
 
   template <class F>
   void for_each(F&& f) const {
@@ -56,6 +57,7 @@ struct Stats {
     f("compile_ms_max", s.compile_ms_max);
     f("client_fallbacks", s.client_fallbacks);
     f("corrupt_objects", s.corrupt_objects);
+    f("changed_objects", s.changed_objects);
   }
 };
 

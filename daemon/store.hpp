@@ -142,6 +142,10 @@ class Store {
   // directory are still the directories this store opened — not removed, renamed or replaced.
   // Paths handed to clients name files in them; a replaced one holds files nobody verified.
   Status still_in_place() const;
+  // Any thread, one fstatat: a 64-bit fingerprint of the object's file as it is now (device,
+  // inode, size, ctime — any write, chmod, link or replacement changes the ctime or inode).
+  // Errc::not_found when it is gone, Errc::corrupt when it is not a regular file.
+  Result<std::uint64_t> fingerprint(const Digest128& digest, ObjectKind kind) const;
   Status sweep_staging() const;
 
  private:

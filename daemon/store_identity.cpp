@@ -1,7 +1,10 @@
-// Store: is it still the store that was opened (store.hpp: still_in_place).
+// Store: is it still the store that was opened, and which file is an object now
+// (store.hpp: still_in_place, fingerprint).
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
+#include <array>
 #include <cstdio>
 
 #include "store.hpp"
@@ -18,6 +21,24 @@ Status Store::still_in_place() const {
     KC_TRY(same_file(shard_fds_[static_cast<std::size_t>(i)].get(), objects_path_ + "/" + shard));
   }
   return {};
+}
+
+Result<std::uint64_t> Store::fingerprint(const Digest128& digest, ObjectKind kind) const {
+  const std::string name = object_name(digest, kind);
+  struct stat st {};
+  if (::fstatat(shard_fds_[shard_of(digest)].get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return make_error(Errc::not_found, object_path(digest, kind) + " is gone");
+    return errno_error(Errc::io, "cannot stat " + object_path(digest, kind), err);
+  }
+  if (!S_ISREG(st.st_mode))
+    return make_error(Errc::corrupt, object_path(digest, kind) + " is not a regular file");
+  const std::array<std::uint64_t, 5> identity{
+      static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+      static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_ctim.tv_sec),
+      static_cast<std::uint64_t>(st.st_ctim.tv_nsec)};
+  const std::uint64_t stamp = XXH3_64bits(identity.data(), sizeof identity);
+  return stamp == 0 ? 1 : stamp;  // 0 means "not known yet"
 }
 
 }  // namespace kcache::daemon

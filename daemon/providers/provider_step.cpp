@@ -53,6 +53,7 @@ std::string join_reasons(std::vector<std::string> reasons) {
 
 bool serve_entry(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
                  bool want_fd) {
+  if (!d.cache().still_published(key, entry)) return false;  // materialized again below
   if (!send_module(d, s, id, key, entry, wire::Origin::provider, want_fd).ok()) return false;
   d.cache().mark_served(key, entry);
   ++d.stats().provider_hits;
@@ -69,7 +70,7 @@ void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
   for (const providers::Pick& pick : choice.ranked) {
     const Digest128 key = providers.key_of(pick);
     if (std::find(step->tried.begin(), step->tried.end(), key) != step->tried.end()) continue;
-    // A catalog entry whose file vanished is dropped by send_module: materialize it again.
+    // A catalog entry whose file vanished or changed is dropped: materialize it again.
     if (Entry* e = d.cache().lookup(key); e != nullptr && serve_entry(d, *s, id, key, *e, want_fd))
       return;
     if (!s->acquire_slot()) {

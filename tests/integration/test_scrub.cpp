@@ -83,5 +83,34 @@ TEST_F(Scrub, IntactObjectsAreLeftAlone) {
   EXPECT_EQ(again->origin, Origin::hit);
 }
 
+// Not the scrubber: the hit path itself. An object file rewritten in place or replaced by
+// another file (same size, so only its inode or ctime tells) is never handed out again: the
+// hit becomes a miss and the module is rebuilt, before any scrub pass ran.
+TEST_F(Scrub, AnObjectReplacedBehindTheDaemonsBackIsNotServedByTheNextHit) {
+  start({"--scrub-rate", "0"});
+  Client c = client();
+  const std::string src = module_source(17);
+  const Request r = module_request("axpy", src);
+  auto first = c.get(r);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string good = read_file(first->path);
+  auto hit = c.get(r);
+  ASSERT_TRUE(hit.ok()) << hit.error().message;
+  EXPECT_EQ(hit->origin, Origin::hit) << "an untouched object is served";
+
+  const std::string planted = first->path + ".planted";
+  std::ofstream(planted, std::ios::binary) << std::string(good.size(), 'x');
+  ASSERT_EQ(::rename(planted.c_str(), first->path.c_str()), 0);
+  auto after = c.get(r);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->origin, Origin::compiled) << read_file(log_path_);
+  EXPECT_EQ(read_file(after->path), good);
+  EXPECT_EQ(stat("changed_objects"), 1u);
+  EXPECT_NE(read_file(log_path_).find("changed since it was published"), std::string::npos);
+  auto again = c.get(r);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->origin, Origin::hit) << "the rebuilt object is the published one again";
+}
+
 }  // namespace
 }  // namespace kcache::test
