@@ -25,9 +25,9 @@ Status lock_or_name_owner(int fd, const std::string& what, const std::string& ca
   if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
   const int err = errno;
   if (err != EWOULDBLOCK) return errno_error(Errc::io, "cannot lock " + what, err);
-  const std::string owner = pid_fd >= 0 ? read_owner(pid_fd) : "unknown";
   return make_error(Errc::busy, "cache directory " + cache_dir +
-                                    " is already owned by another kcached (pid " + owner + ")");
+                                    " is already owned by another kcached (pid " +
+                                    read_owner(pid_fd) + ")");
 }
 
 }  // namespace

@@ -35,12 +35,12 @@ class CompileService {
                  std::chrono::milliseconds failure_ttl)
       : cache_(cache), pool_(pool), stats_(stats), failure_ttl_(failure_ttl) {}
 
-  // Returns true when this asker joined a compile already in flight.
   // Whether an asker still wants its answer (its connection is open).
   using Alive = std::function<bool()>;
+  // Returns true when this asker joined a compile already in flight.
   // `uid`: who asked first; the compile is queued (and counted) as that user's
   // (worker_pool.hpp: fair across users). A compile still queued when none of its askers is
-  // alive is cancelled (compiles_cancelled) and answered unavailable.
+  // alive is cancelled (status compile_workers.cancelled) and answered unavailable.
   bool submit(const Digest128& key, wire::CompileJob job, PublishMeta meta, uid_t uid,
               Alive alive, Done done);
 

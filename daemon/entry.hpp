@@ -35,7 +35,7 @@ struct Entry {
   std::uint64_t disk_size = 0;    // allocated bytes (st_blocks * 512): what budgets count
   std::int64_t created = 0;       // unix milliseconds
   std::int64_t last_served = 0;   // unix milliseconds
-  // Which file the object is (Store::fingerprint: device, inode, size, ctime), taken when it was
+  // Which file the object is (Store::fingerprint: device, inode, size, times), taken when it was
   // published or first served after a start; 0 until known. A hit whose file no longer has
   // it is not served (Cache::still_published).
   std::uint64_t file_stamp = 0;

@@ -40,13 +40,6 @@ std::string next_staging_name(const Digest128& digest) {
          std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".tmp";
 }
 
-FileStamp stamp_of(const struct stat& st) {
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size),
-          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
-}
-
 struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
@@ -76,6 +69,13 @@ Status for_each_dirent(int dir_fd, const std::string& shown, F&& fn) {
 }
 
 }  // namespace
+
+FileStamp file_stamp_of(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+}
 
 Result<Store> Store::open(const std::string& cache_dir) {
   Store s;
@@ -173,7 +173,7 @@ Result<bool> Store::commit(const StagedObject& staged) const {
     // and found right, or one a concurrent publish of the same bytes put there.
     struct stat st {};
     if (::fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-      const FileStamp now = stamp_of(st);
+      const FileStamp now = file_stamp_of(st);
       if ((staged.existing == StagedObject::Existing::intact && now == staged.existing_stamp) ||
           published_here(name, now)) {
         discard(staged);
@@ -203,7 +203,7 @@ void Store::remember_published(int shard_fd, const std::string& name) const {
   if (::fstatat(shard_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
   std::lock_guard lock(recent_->mu);
   if (recent_->items.size() == kRemembered) recent_->items.pop_front();
-  recent_->items.emplace_back(name, stamp_of(st));
+  recent_->items.emplace_back(name, file_stamp_of(st));
 }
 
 bool Store::published_here(const std::string& name, const FileStamp& stamp) const {
@@ -245,7 +245,7 @@ Result<ObjectCheck> Store::check_object(const Digest128& digest, ObjectKind kind
   if (::fstat(fd.get(), &st) != 0) return errno_error(Errc::io, "fstat " + object_path(digest, kind));
   ObjectCheck check;
   check.expected = digest;
-  check.stamp = stamp_of(st);
+  check.stamp = file_stamp_of(st);
   // Reused per pool thread: checking never allocates per object or holds a module in memory.
   constexpr std::size_t kChunk = 128 * 1024;
   thread_local const std::unique_ptr<char[]> buffer(new char[kChunk]);

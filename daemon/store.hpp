@@ -31,6 +31,8 @@
 //    removal.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <array>
 #include <atomic>
 #include <bitset>
@@ -62,6 +64,9 @@ struct FileStamp {
   std::int64_t ctime_ns = 0;
   friend bool operator==(const FileStamp&, const FileStamp&) = default;
 };
+
+// The stamp of the file `st` describes.
+FileStamp file_stamp_of(const struct stat& st);
 
 // What check_object read back.
 struct ObjectCheck {
@@ -143,7 +148,8 @@ class Store {
   // Paths handed to clients name files in them; a replaced one holds files nobody verified.
   Status still_in_place() const;
   // Any thread, one fstatat: a 64-bit fingerprint of the object's file as it is now (device,
-  // inode, size, ctime — any write, chmod, link or replacement changes the ctime or inode).
+  // inode, size, mtime, ctime — any write, chmod, link or replacement changes the ctime or
+  // inode).
   // Errc::not_found when it is gone, Errc::corrupt when it is not a regular file.
   Result<std::uint64_t> fingerprint(const Digest128& digest, ObjectKind kind) const;
   Status sweep_staging() const;

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
-#include <array>
 #include <cstdio>
 
 #include "store.hpp"
@@ -33,11 +32,8 @@ Result<std::uint64_t> Store::fingerprint(const Digest128& digest, ObjectKind kin
   }
   if (!S_ISREG(st.st_mode))
     return make_error(Errc::corrupt, object_path(digest, kind) + " is not a regular file");
-  const std::array<std::uint64_t, 5> identity{
-      static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-      static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_ctim.tv_sec),
-      static_cast<std::uint64_t>(st.st_ctim.tv_nsec)};
-  const std::uint64_t stamp = XXH3_64bits(identity.data(), sizeof identity);
+  const FileStamp identity = file_stamp_of(st);
+  const std::uint64_t stamp = XXH3_64bits(&identity, sizeof identity);
   return stamp == 0 ? 1 : stamp;  // 0 means "not known yet"
 }
 

@@ -216,10 +216,12 @@ WorkerPool::WorkerPool(uv_loop_t* loop, WorkerPoolOptions options)
 // with them their sources: 40 connections that send 64 compiles each and close do not
 // leave 2,560 compiles queued.
 void WorkerPool::cancel_unwanted() {
-  for (Pending& p : queue_.take_if(&WorkerPool::unwanted)) {
-    ++cancelled_;
-    p.done(make_error(Errc::unavailable, "compile cancelled: every asker of it has gone"));
-  }
+  for (Pending& p : queue_.take_if(&WorkerPool::unwanted)) cancel(p);
+}
+
+void WorkerPool::cancel(Pending& p) {
+  ++cancelled_;
+  p.done(make_error(Errc::unavailable, "compile cancelled: every asker of it has gone"));
 }
 
 WorkerPool::~WorkerPool() { shutdown(); }
@@ -276,8 +278,7 @@ void WorkerPool::dispatch() {
     }
     if (!next) return;  // the job waits for a worker
     if (unwanted(*next)) {
-      ++cancelled_;
-      next->done(make_error(Errc::unavailable, "compile cancelled: every asker of it has gone"));
+      cancel(*next);
       continue;
     }
     if (!chosen) {

@@ -80,6 +80,7 @@ class WorkerPool {
   Result<std::shared_ptr<Worker>> start_worker();
   void retire_extra_workers();
   void cancel_unwanted();
+  void cancel(Pending& p);  // counts it and answers its asker
   static bool unwanted(const Pending& p) { return p.wanted && !p.wanted(); }
   void on_worker_idle();
   void on_worker_gone(Worker* worker);

@@ -15,7 +15,6 @@ namespace {
 // refused_modules[] lists the first this many of a provider's refused modules.
 constexpr std::size_t kMaxRefusedShown = 32;
 
-
 using providers::LoadedProvider;
 using providers::ProviderState;
 
