@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <thread>
 
 #include "contain.hpp"
 
@@ -133,7 +134,7 @@ void Cache::final_flush() {
   // Waiters belong to components already gone (the loop has drained): dropped, not called.
   // The worker's stop() runs this last job, removals included, before it joins.
   removal_waiters_.clear();
-  flush();
+  flush(kFinalFlushAttempts);
 }
 
 void Cache::after_removals(std::function<void()> done) {
@@ -157,28 +158,46 @@ void Cache::collect_touches_and_counters() {
   });
 }
 
-void Cache::flush() {
+// Index worker: applies what earlier flushes left plus `batch` in one transaction. Nothing
+// is freed behind a batch that failed: a later flush's pass frees the files.
+bool Cache::commit_batch(Index& index, Unapplied& unapplied, IndexBatch&& batch, int attempts) {
+  unapplied.batch.absorb(std::move(batch));
+  if (unapplied.batch.empty()) return true;
+  Status applied = index.apply(unapplied.batch);
+  for (int attempt = 1; !applied.ok() && attempt < attempts; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    applied = index.apply(unapplied.batch);
+  }
+  if (!applied.ok()) {
+    unapplied.waiting = true;
+    spdlog::error("index flush failed ({} rows kept and retried with the next flush): {}",
+                  unapplied.batch.rows(), applied.error().message);
+    return false;
+  }
+  if (unapplied.waiting.exchange(false)) spdlog::info("index flush: the rows kept from a failed flush are committed");
+  unapplied.batch = IndexBatch{};
+  return true;
+}
+
+void Cache::flush() { flush(1); }
+
+void Cache::flush(int attempts) {
   collect_touches_and_counters();
   // Removals scheduled so far; their rows' deletes are in pending_ or committed already.
   const std::uint64_t removals_upto = store_.removals_waiting() ? store_.last_removal_seq() : 0;
-  if (pending_.empty() && removals_upto == 0 && removal_waiters_.empty()) return;
+  if (pending_.empty() && removals_upto == 0 && removal_waiters_.empty() && !unapplied_->waiting)
+    return;
   auto batch = std::make_shared<IndexBatch>(std::move(pending_));
   pending_ = IndexBatch{};
   const std::bitset<256> shards = new_shards_;
   new_shards_.reset();
-  std::function<bool(Index&)> job = [batch, shards, removals_upto, &store = store_](Index& index) {
+  std::function<bool(Index&)> job = [batch, shards, removals_upto, attempts,
+                                     unapplied = unapplied_, &store = store_](Index& index) {
     if (shards.any()) {
       auto synced = store.sync_shards(shards);
       if (!synced.ok()) spdlog::error("index flush: {}", synced.error().message);
     }
-    if (!batch->empty()) {
-      auto applied = index.apply(*batch);
-      if (!applied.ok()) {
-        // Nothing is freed behind a batch that failed: a later flush's pass frees the files.
-        spdlog::error("index flush failed: {}", applied.error().message);
-        return false;
-      }
-    }
+    if (!commit_batch(index, *unapplied, std::move(*batch), attempts)) return false;
     // Renames and unlinks can stall for milliseconds on a busy disk: here, never on the loop.
     if (removals_upto > 0) {
       auto removed = store.process_removals(removals_upto);

@@ -17,10 +17,12 @@
 //    which reconcile frees). A batch that fails frees nothing; a later flush's pass does.
 #pragma once
 
+#include <atomic>
 #include <bitset>
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -75,10 +77,12 @@ class Cache {
   const Store& store() const noexcept { return store_; }
   std::size_t publishes_in_flight() const noexcept { return publishes_in_flight_; }
 
-  // Hands every pending change to the index worker now (ls, shutdown, tests).
+  // Hands every pending change to the index worker now (ls, shutdown, tests). A batch that
+  // fails to commit is kept on the worker, folded into the next one and retried with it, so
+  // a row is never dropped; its object is no orphan meanwhile (reconcile reads the catalog).
   void flush();
   // The last flush at shutdown: does the pending removals here and now (no pool job may
-  // outlive the cache).
+  // outlive the cache); a batch that fails is retried kFinalFlushAttempts times, 1 s apart.
   void final_flush();
   // Runs `done` on the loop, later, once every object removal scheduled so far is off the disk
   // (GC and evict reply only then, so the bytes they report are really free). Flushes now.
@@ -87,6 +91,10 @@ class Cache {
   void set_on_published(std::function<void()> hook) { on_published_ = std::move(hook); }
 
  private:
+  struct Unapplied;
+  static constexpr int kFinalFlushAttempts = 3;
+  void flush(int attempts);
+  static bool commit_batch(Index& index, Unapplied& unapplied, IndexBatch&& batch, int attempts);
   void queue_touch(const Digest128& key) { touched_.insert(key); }
   void collect_touches_and_counters();
 
@@ -102,6 +110,14 @@ class Cache {
   std::size_t publishes_in_flight_ = 0;
   UvHandle<uv_timer_t> timer_;
   std::function<void()> on_published_;
+  // The rows of flushes that failed (a full disk, a lock held too long), retried with every
+  // later flush until they commit. The batch is the index worker's alone; `waiting` tells
+  // the loop a flush is due even when nothing new is pending.
+  struct Unapplied {
+    IndexBatch batch;
+    std::atomic<bool> waiting{false};
+  };
+  std::shared_ptr<Unapplied> unapplied_ = std::make_shared<Unapplied>();
   // Waiters for the next flush's removal pass (index jobs run in order, so it also follows
   // every pass submitted before).
   std::vector<std::function<void()>> removal_waiters_;

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "contain.hpp"
@@ -11,11 +12,13 @@ namespace kcache::daemon {
 
 namespace {
 // Bytes read per wakeup before yielding to other connections (fairness).
-constexpr std::size_t kReadBudget = 1u << 20;
+constexpr std::size_t kReadBudget = 256u << 10;
+constexpr std::size_t kReadChunk = 64u << 10;
 }  // namespace
 
-Channel::Channel(uv_loop_t* loop, Fd fd, std::uint32_t max_payload, std::size_t max_queued)
-    : loop_(loop), fd_(std::move(fd)), reader_(max_payload), max_queued_(max_queued) {}
+Channel::Channel(uv_loop_t* loop, Fd fd, std::uint32_t max_payload, std::size_t max_queued,
+                 wire::PayloadLimit limit)
+    : loop_(loop), fd_(std::move(fd)), reader_(max_payload, limit), max_queued_(max_queued) {}
 
 Channel::~Channel() {
   if (!closed_) {
@@ -39,7 +42,7 @@ void Channel::update_events() {
   // Stop reading while the peer is not draining what we already owe it; resume at half.
   if (!read_paused_ && queued_ >= max_queued_) read_paused_ = true;
   if (read_paused_ && queued_ <= max_queued_ / 2) read_paused_ = false;
-  const int events = (read_paused_ ? 0 : UV_READABLE) | (out_.empty() ? 0 : UV_WRITABLE);
+  const int events = (read_paused_ || waiting_turn_ ? 0 : UV_READABLE) | (out_.empty() ? 0 : UV_WRITABLE);
   if (events == events_) return;
   events_ = events;
   if (events == 0) {
@@ -65,9 +68,14 @@ void Channel::on_poll(int status, int events) {
 
 void Channel::read_available(ChannelHandler& handler) {
   std::size_t budget = kReadBudget;
-  while (!closed_ && budget > 0) {
-    auto space = reader_.prepare(64 * 1024);
-    const ssize_t n = ::recv(fd_.get(), space.data(), space.size(), 0);
+  while (deliver_frames(handler) && budget > 0) {
+    auto prepared = reader_.prepare(kReadChunk);
+    if (!prepared.ok()) {
+      close(prepared.error().message);
+      return;
+    }
+    const std::span<char> space = *prepared;
+    const ssize_t n = ::recv(fd_.get(), space.data(), std::min(space.size(), kReadChunk), 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -82,18 +90,51 @@ void Channel::read_available(ChannelHandler& handler) {
     last_read_ms_ = uv_now(loop_);
     if (partial_since_ms_ == 0) partial_since_ms_ = last_read_ms_;
     budget -= std::min(budget, static_cast<std::size_t>(n));
-    while (!closed_) {
-      auto next = reader_.next();
-      if (!next.ok()) {
-        close("protocol error: " + next.error().message);
-        return;
-      }
-      if (!next->has_value()) break;
-      handler.on_frame(**next);
+    if (!report_buffered(handler)) return;
+    if (static_cast<std::size_t>(n) < kReadChunk) {  // drained the socket
+      deliver_frames(handler);
+      return;
     }
-    if (reader_.buffered() == 0) partial_since_ms_ = 0;
-    if (static_cast<std::size_t>(n) < space.size()) return;  // drained the socket
   }
+}
+
+bool Channel::deliver_frames(ChannelHandler& handler) {
+  bool delivered = false;
+  while (!closed_ && reader_.frame_ready()) {
+    if (!handler.may_take_frame()) {
+      waiting_turn_ = true;
+      handler.wait_for_turn();
+      break;
+    }
+    auto next = reader_.next();
+    if (!next.ok()) {
+      close("protocol error: " + next.error().message);
+      return false;
+    }
+    delivered = true;
+    handler.on_frame(**next);
+  }
+  if (closed_) return false;
+  if (reader_.buffered() == 0) partial_since_ms_ = 0;
+  if (delivered && !report_buffered(handler)) return false;
+  return !waiting_turn_;
+}
+
+bool Channel::report_buffered(ChannelHandler& handler) {
+  if (auto ok = handler.buffered_changed(reader_.buffered()); !ok.ok()) {
+    close(ok.error().message);
+    return false;
+  }
+  return !closed_;
+}
+
+void Channel::resume() {
+  if (closed_ || !waiting_turn_) return;
+  auto handler = handler_.lock();
+  if (!handler) return;
+  waiting_turn_ = false;
+  read_available(*handler);
+  update_events();
 }
 
 void Channel::send(std::string frame, Fd pass_fd) {

@@ -2,8 +2,13 @@
 //
 // Used for client sessions and compile-worker pipes alike. Contract (loop thread only):
 //  * Complete frames are delivered to the handler in order; a frame's payload is valid only
-//    during on_frame. Malformed framing (an oversized header) closes the channel with the
-//    reason; nothing else is affected.
+//    during on_frame. Malformed framing (an oversized header, for the channel's limit or the
+//    opcode's) closes the channel with the reason; nothing else is affected.
+//  * Flow control is the handler's (client sessions; worker pipes keep the defaults): before
+//    each frame it is asked may_take_frame(); on no, the channel stops reading, calls
+//    wait_for_turn(), and goes on when resume() is called. After every read and every batch
+//    of frames it is told buffered_changed(bytes held); an error closes the channel with it.
+//  * At most 1 MiB is read per wakeup, in 64 KiB reads: one peer's stream cannot hold the loop.
 //  * send() queues a whole frame and writes as much as the socket takes right away (the hit
 //    path costs one sendmsg). An fd given with a frame rides on its first byte (SCM_RIGHTS).
 //  * When more than `max_queued` bytes wait for a peer that does not read, the channel stops
@@ -30,11 +35,15 @@ class ChannelHandler {
   virtual ~ChannelHandler() = default;
   virtual void on_frame(const wire::Frame& frame) = 0;
   virtual void on_closed(const std::string& reason) = 0;
+  virtual bool may_take_frame() { return true; }
+  virtual void wait_for_turn() {}
+  virtual Status buffered_changed(std::size_t /*bytes*/) { return {}; }
 };
 
 class Channel {
  public:
-  Channel(uv_loop_t* loop, Fd fd, std::uint32_t max_payload, std::size_t max_queued);
+  Channel(uv_loop_t* loop, Fd fd, std::uint32_t max_payload, std::size_t max_queued,
+          wire::PayloadLimit limit = nullptr);
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -42,6 +51,8 @@ class Channel {
   Status start(std::weak_ptr<ChannelHandler> handler);
   void send(std::string frame, Fd pass_fd = Fd());
   void close(const std::string& reason);
+  // Delivers the frames that waited for this turn, then reads on (see wait_for_turn).
+  void resume();
 
   bool closed() const noexcept { return closed_; }
   int fd() const noexcept { return fd_.get(); }
@@ -61,6 +72,9 @@ class Channel {
 
   void on_poll(int status, int events);
   void read_available(ChannelHandler& handler);
+  // Hands over buffered frames while the handler grants them; false if closed or waiting.
+  bool deliver_frames(ChannelHandler& handler);
+  bool report_buffered(ChannelHandler& handler);
   // Writes queued data; returns false if the channel closed.
   bool flush();
   void update_events();
@@ -75,6 +89,7 @@ class Channel {
   std::weak_ptr<ChannelHandler> handler_;
   int events_ = 0;
   bool read_paused_ = false;
+  bool waiting_turn_ = false;
   bool closed_ = false;
   std::uint64_t last_read_ms_ = 0;
   std::uint64_t last_write_ms_ = 0;

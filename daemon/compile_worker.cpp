@@ -127,7 +127,12 @@ int run_compile_worker(int fd, std::uint64_t memory_limit, const ConfinementPlan
     ::_exit(code);
   };
   while (true) {
-    auto space = reader.prepare(256 * 1024);
+    auto prepared = reader.prepare(256 * 1024);
+    if (!prepared.ok()) {
+      spdlog::error("compile worker: {}", prepared.error().message);
+      leave(1);
+    }
+    const std::span<char> space = *prepared;
     const ssize_t n = ::recv(fd, space.data(), space.size(), 0);
     if (n < 0) {
       if (errno == EINTR) continue;

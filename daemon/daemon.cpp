@@ -182,7 +182,7 @@ Status Daemon::start() {
   admin_.set_group(admin_gid, config_.admin_group);
   providers_ = std::make_unique<ProviderService>(&loop_, *cache_, devices_, config_.provider_roots);
 
-  server_ = std::make_unique<Server>(&loop_, *this);
+  server_ = std::make_unique<Server>(&loop_, *this, config_.max_frame);
   if (config_.socket_path.empty() && sd_listen_fds(0) == 1) {
     KC_TRY(server_->adopt(SD_LISTEN_FDS_START));
     spdlog::info("serving on the socket systemd passed ({})", server_->path());

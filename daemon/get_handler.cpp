@@ -188,12 +188,17 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
 
 void handle_get(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                 std::string_view payload) {
-  auto decoded = wire::decode_get_request(payload);
+  const RequestLimits& limits = d.config().limits;
+  auto decoded = wire::decode_get_request(payload, {limits.max_headers, limits.max_options});
+  if (!decoded.ok() && decoded.error().code == Errc::too_large) {
+    s->reply_error(id, kGet, decoded.error());  // a request over a limit, not broken framing
+    return;
+  }
   if (!decoded.ok()) {
     s->close("malformed get: " + decoded.error().message);
     return;
   }
-  if (auto valid = check_request_limits(*decoded, d.config().limits); !valid.ok()) {
+  if (auto valid = check_request_limits(*decoded, limits); !valid.ok()) {
     s->reply_error(id, kGet, valid.error());
     return;
   }

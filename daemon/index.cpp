@@ -1,5 +1,9 @@
 #include "index.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <unordered_set>
+
 #include "index_migrations.hpp"
 
 namespace kcache::daemon {
@@ -136,6 +140,25 @@ Result<std::map<std::string, std::int64_t>> Index::load_counters() {
     if (!row) return out;
     out[std::string(stmt.column_text(0))] = stmt.column_int(1);
   }
+}
+
+void IndexBatch::absorb(IndexBatch&& later) {
+  if (empty()) {
+    *this = std::move(later);
+    return;
+  }
+  std::unordered_set<Digest128, Digest128Hash> rewritten;  // keys `later` upserts or deletes
+  for (const EntryRow& r : later.upserts) rewritten.insert(r.key);
+  for (const Digest128& k : later.deletes) rewritten.insert(k);
+  const auto replaced = [&](const Digest128& k) { return rewritten.contains(k); };
+  std::erase_if(upserts, [&](const EntryRow& r) { return replaced(r.key); });
+  std::erase_if(touches, [&](const EntryTouch& t) { return replaced(t.key); });
+  std::erase_if(deletes, replaced);
+  std::move(later.upserts.begin(), later.upserts.end(), std::back_inserter(upserts));
+  std::move(later.touches.begin(), later.touches.end(), std::back_inserter(touches));
+  std::move(later.deletes.begin(), later.deletes.end(), std::back_inserter(deletes));
+  for (auto& [name, value] : later.counters) counters[name] = value;
+  later = IndexBatch{};
 }
 
 Status Index::apply(const IndexBatch& batch) {

@@ -37,6 +37,11 @@ struct IndexBatch {
   bool empty() const {
     return upserts.empty() && touches.empty() && deletes.empty() && counters.empty();
   }
+  std::size_t rows() const { return upserts.size() + touches.size() + deletes.size(); }
+  // Folds in a batch queued after this one, so that applying the result equals applying this
+  // one and then `later`: a later upsert or delete of a key replaces what this batch held for
+  // it; later counters replace earlier ones.
+  void absorb(IndexBatch&& later);
 };
 
 class Index {

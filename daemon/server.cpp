@@ -112,7 +112,7 @@ Status Server::start() {
       },
       1000, 1000);
   uv_unref(sweep_timer_.handle());  // never what keeps the loop alive
-  return {};
+  return budget_.start();
 }
 
 void Server::forget(std::uint64_t session_id) {
@@ -200,6 +200,7 @@ void Server::close() {
   auto sessions = std::move(sessions_);
   sessions_.clear();
   for (auto& [id, s] : sessions) s->close("daemon stopping");
+  budget_.stop();
   if (owns_path_) {
     ::unlink(path_.c_str());
     owns_path_ = false;

@@ -12,6 +12,7 @@
 //    hello, or a started frame, within `frame_timeout` (slow-loris); one whose replies have
 //    not moved for `stall_timeout` (a client that never reads); one with nothing pending and
 //    no traffic for `idle_timeout` (libkcache reconnects transparently).
+//  * Sessions share loop turns and frame memory through budget() (turn_budget.hpp).
 //  * close() stops accepting, closes every session and removes the socket file it created.
 #pragma once
 
@@ -24,6 +25,7 @@
 #include <unordered_map>
 
 #include "common/fd.hpp"
+#include "turn_budget.hpp"
 #include "uv.hpp"
 
 namespace kcache::daemon {
@@ -33,7 +35,8 @@ class Session;
 
 class Server {
  public:
-  Server(uv_loop_t* loop, Daemon& daemon) : loop_(loop), daemon_(daemon) {}
+  Server(uv_loop_t* loop, Daemon& daemon, std::uint32_t max_frame)
+      : loop_(loop), daemon_(daemon), budget_(loop, max_frame) {}
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -46,6 +49,7 @@ class Server {
   const std::string& path() const noexcept { return path_; }
   std::size_t sessions() const noexcept { return sessions_.size(); }
   void forget(std::uint64_t session_id);
+  TurnBudget& budget() noexcept { return budget_; }
 
  private:
   void on_readable();
@@ -63,6 +67,7 @@ class Server {
   std::unordered_map<uid_t, std::size_t> per_uid_;
   UvHandle<uv_timer_t> sweep_timer_;
   bool refusing_uid_logged_ = false;
+  TurnBudget budget_;
 };
 
 }  // namespace kcache::daemon

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/units.hpp"
 #include "contain.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
@@ -13,7 +14,7 @@ namespace kcache::daemon {
 Session::Session(Daemon& daemon, std::uint64_t id, Fd fd, const ucred& peer)
     : daemon_(daemon), id_(id), peer_(peer),
       channel_(daemon.loop(), std::move(fd), daemon.config().max_frame,
-               daemon.config().max_queued_per_client),
+               daemon.config().max_queued_per_client, wire::request_payload_limit),
       opened_ms_(uv_now(daemon.loop())) {}
 
 Status Session::start() { return channel_.start(weak_from_this()); }
@@ -23,7 +24,34 @@ void Session::on_closed(const std::string& reason) {
     spdlog::debug("session {} (pid {}) closed", id_, peer_.pid);
   else
     spdlog::info("session {} (pid {}, uid {}) closed: {}", id_, peer_.pid, peer_.uid, reason);
+  daemon_.server().budget().add_buffered(peer_.uid, -static_cast<std::int64_t>(buffered_));
+  buffered_ = 0;
   daemon_.server().forget(id_);
+}
+
+bool Session::may_take_frame() {
+  const TurnBudget& budget = daemon_.server().budget();
+  if (turn_ != budget.turn()) {
+    turn_ = budget.turn();
+    frames_this_turn_ = 0;
+  }
+  return frames_this_turn_ < TurnBudget::kFramesPerTurn && budget.may_run(peer_.uid);
+}
+
+void Session::wait_for_turn() {
+  daemon_.server().budget().defer(weak_from_this(), frames_this_turn_ > 0);
+}
+
+Status Session::buffered_changed(std::size_t bytes) {
+  TurnBudget& budget = daemon_.server().budget();
+  budget.add_buffered(peer_.uid, static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(buffered_));
+  const bool grew = bytes > buffered_;
+  buffered_ = bytes;
+  if (grew && !budget.buffered_ok(peer_.uid))
+    return make_error(Errc::too_large, "uid " + std::to_string(peer_.uid) +
+                                           " holds more than " + format_size(budget.buffered_cap()) +
+                                           " in unfinished frames, the most one user may");
+  return {};
 }
 
 void Session::reply(std::uint32_t request_id, wire::Opcode op, std::string frame,
@@ -82,6 +110,13 @@ void Session::handle_hello(const wire::Frame& frame) {
 }
 
 void Session::on_frame(const wire::Frame& frame) {
+  ++frames_this_turn_;
+  const std::uint64_t start = uv_hrtime();
+  dispatch(frame);
+  daemon_.server().budget().charge(peer_.uid, uv_hrtime() - start);
+}
+
+void Session::dispatch(const wire::Frame& frame) {
   const std::uint16_t raw = frame.header.opcode;
   if (proto_ == 0) {
     if (raw != static_cast<std::uint16_t>(wire::Opcode::hello)) {

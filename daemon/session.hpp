@@ -10,6 +10,10 @@
 //  * Requests that finish later (compiles, queries) hold a quota slot: more than
 //    `max_pending_per_client` at once get `busy`.
 //  * `report` is accepted at most once per second per connection (take_report_turn()).
+//  * Loop time and memory are shared by the server's TurnBudget (turn_budget.hpp): a session
+//    hands over at most TurnBudget::kFramesPerTurn frames per loop turn and none while its
+//    uid's share of the turn is spent; a uid whose unfinished frames pass the budget's cap
+//    has the connection that would add more closed, with a reason naming the cap.
 //  * Replies to a closed session are dropped.
 #pragma once
 
@@ -36,6 +40,10 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
 
   void on_frame(const wire::Frame& frame) override;
   void on_closed(const std::string& reason) override;
+  bool may_take_frame() override;
+  void wait_for_turn() override;
+  Status buffered_changed(std::size_t bytes) override;
+  void resume() { channel_.resume(); }
 
   // `frame` was made by wire::start_frame() and holds the payload; this seals and sends it.
   void reply(std::uint32_t request_id, wire::Opcode op, std::string frame,
@@ -66,6 +74,7 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
 
  private:
   void handle_hello(const wire::Frame& frame);
+  void dispatch(const wire::Frame& frame);
 
   Daemon& daemon_;
   std::uint64_t id_;
@@ -75,6 +84,9 @@ class Session : public ChannelHandler, public std::enable_shared_from_this<Sessi
   std::size_t pending_ = 0;
   std::uint64_t opened_ms_ = 0;  // uv_now at accept
   std::uint64_t last_report_ms_ = 0;
+  std::uint64_t turn_ = 0;             // the loop turn frames_this_turn_ counts
+  std::uint32_t frames_this_turn_ = 0;
+  std::size_t buffered_ = 0;           // as last booked with the TurnBudget
 };
 
 }  // namespace kcache::daemon

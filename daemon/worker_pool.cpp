@@ -20,6 +20,14 @@ namespace {
 // A compile job or result: sources are bounded far below this, binaries rarely exceed 64 MiB.
 constexpr std::uint32_t kMaxWorkerFrame = 512u << 20;
 constexpr int kWorkerFd = 3;  // the worker's end of the socketpair, per --compile-worker
+
+// Signals a compiler never raises on itself: a worker that dies of one the daemon did not
+// send was killed by someone else (the kernel's OOM killer sends SIGKILL).
+bool sent_from_outside(int term_signal) {
+  return term_signal == SIGKILL || term_signal == SIGTERM || term_signal == SIGINT ||
+         term_signal == SIGHUP;
+}
+
 }  // namespace
 
 class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from_this<Worker> {
@@ -31,7 +39,14 @@ class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from
   bool running_for(uid_t uid) const noexcept { return current_ && current_->uid == uid; }
   bool exited() const noexcept { return exited_ || killed_; }
   void assign(Pending pending);
+  // Ends the worker on the daemon's decision (timeout, retirement, shutdown, confusion).
   void kill() {
+    killed_on_purpose_ = true;
+    reap();
+  }
+  // Makes sure a worker that closed its end is gone: it was dying already (a crash, or a
+  // signal from outside), and its own exit status says which.
+  void reap() {
     if (!exited_ && process_) uv_process_kill(process_.get(), SIGKILL);
     killed_ = true;
   }
@@ -56,6 +71,7 @@ class WorkerPool::Worker : public ChannelHandler, public std::enable_shared_from
   bool exited_ = false;
   bool timed_out_ = false;
   bool killed_ = false;  // asked to die: counts as gone before its exit callback
+  bool killed_on_purpose_ = false;  // by kill(), not reap(): its signal is the daemon's
 };
 
 Status WorkerPool::Worker::spawn() {
@@ -150,7 +166,7 @@ void WorkerPool::Worker::on_closed(const std::string& reason) {
   // The worker closed its end: it is exiting (crash) or confused. Make sure it is gone; the
   // exit callback reports the job's fate with the signal or status.
   spdlog::debug("compile worker channel closed: {}", reason);
-  kill();
+  reap();
 }
 
 // What commonly makes a compiler die on a signal, said where it applies: an allocation
@@ -175,6 +191,11 @@ void WorkerPool::Worker::on_exit(std::int64_t exit_status, int term_signal) {
       const auto secs = std::chrono::duration_cast<std::chrono::seconds>(pool_.options_.timeout);
       finish(make_error(Errc::timeout, "compile timed out after " + std::to_string(secs.count()) +
                                            " s (" + what + ")"));
+    } else if (term_signal != 0 && !killed_on_purpose_ && sent_from_outside(term_signal)) {
+      // Not the source's doing: the askers fail now, the next asker compiles again.
+      finish(make_error(Errc::unavailable, "compile worker was killed from outside kcached (signal " +
+                                               std::to_string(term_signal) + ": the OOM killer or an operator) compiling " +
+                                               what + "; not remembered as a failure, ask again"));
     } else if (term_signal != 0) {
       finish(make_error(Errc::compiler_failure, "compiler crashed (signal " +
                                                     std::to_string(term_signal) + ") compiling " +

@@ -5,7 +5,10 @@
 //    --compile-worker) and calls `done` exactly once on the loop thread with the binary and
 //    log, or an error: the compiler's (compile_error, unavailable…), `compile timed out after
 //    N s` (Errc::timeout; the worker is killed), or `compiler crashed (signal N)`
-//    (Errc::compiler_failure). A failure touches only that job; the worker is replaced.
+//    (Errc::compiler_failure), or, for a worker killed by a signal the daemon did not send
+//    (SIGKILL, SIGTERM, SIGINT, SIGHUP: the OOM killer, an operator), `compile worker was
+//    killed from outside kcached` (Errc::unavailable, which is not remembered as a failure
+//    of the source). A failure touches only that job; the worker is replaced.
 //  * run(job, uid, done): jobs wait in a FairQueue (fair_queue.hpp): round robin across the
 //    uids that asked, at most `max_queued_per_uid` each (more: Errc::busy at once). Up to
 //    `max_workers` processes run jobs; a job whose uid has nothing running may start on an

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
 
 namespace kcache::providers {
 
@@ -17,6 +18,23 @@ Result<std::string> resolved_path(int fd) {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+namespace {
+std::string octal_mode(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+}  // namespace
+
+// By mode bits, as the kernel would judge the owner (its supplementary groups aside: a file
+// shared through one of them is refused, the safe side).
+bool ProviderDir::owner_may_read(const struct stat& st) const noexcept {
+  if (owner_ == 0) return true;  // root could read it anyway
+  if (st.st_uid == owner_) return (st.st_mode & S_IRUSR) != 0;
+  if (st.st_gid == owner_group_ && (st.st_mode & S_IRGRP) != 0) return true;
+  return (st.st_mode & S_IROTH) != 0;
+}
+
 Result<ProviderDir> ProviderDir::open(const std::string& path) {
   ProviderDir d;
   d.path_ = path;
@@ -27,6 +45,10 @@ Result<ProviderDir> ProviderDir::open(const std::string& path) {
                        "cannot open provider directory '" + path + "'", err);
   }
   KC_TRY_ASSIGN(d.real_path_, resolved_path(d.fd_.get()));
+  struct stat st {};
+  if (::fstat(d.fd_.get(), &st) != 0) return errno_error(Errc::io, "fstat '" + path + "'");
+  d.owner_ = st.st_uid;
+  d.owner_group_ = st.st_gid;
   return d;
 }
 
@@ -50,6 +72,12 @@ Result<OpenedFile> ProviderDir::open_file(std::string_view relative) const {
   if (::fstat(where.get(), &out.st) != 0) return errno_error(Errc::io, "fstat '" + rel + "'");
   if (!S_ISREG(out.st.st_mode))
     return make_error(Errc::corrupt, "file '" + rel + "' is not a regular file");
+  if (!owner_may_read(out.st))
+    return make_error(Errc::corrupt,
+                      "file '" + rel + "' (owner uid " + std::to_string(out.st.st_uid) + ", mode " +
+                          octal_mode(out.st.st_mode) + (out.st.st_nlink > 1 ? ", hard-linked" : "") +
+                          ") is not readable by the provider directory's owner (uid " +
+                          std::to_string(owner_) + "): not read");
   // Reopen the very inode the O_PATH handle names, for reading.
   const std::string self = "/proc/self/fd/" + std::to_string(where.get());
   out.fd.reset(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   kcache::wire::FrameReader reader(1u << 20);  // small limit: oversize is cheap to reach
   const std::size_t cut = size == 0 ? 0 : data[0] % (size + 1);
   for (std::string_view piece : {input.substr(0, cut), input.substr(cut)}) {
-    reader.feed(piece);
+    if (!reader.feed(piece).ok()) break;
     while (true) {
       auto frame = reader.next();
       if (!frame.ok() || !frame->has_value()) break;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -103,11 +104,33 @@ void DaemonFixture::TearDown() {
   }
 }
 
+::testing::AssertionResult DaemonFixture::wait_for_log(const std::string& needle,
+                                                      std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (read_file(log_path_).find(needle) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return ::testing::AssertionFailure() << "no log line holds '" << needle << "' in " << log_path_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return ::testing::AssertionSuccess();
+}
+
+int DaemonFixture::raw_connect() const {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_.c_str(), sizeof addr.sun_path - 1);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  return fd;
+}
+
 void DaemonFixture::start(const std::vector<std::string>& extra_args,
                           const std::vector<std::string>& extra_env) {
   last_args_ = extra_args;
   last_env_ = extra_env;
-  std::vector<std::string> argv{KCACHED_PATH, "--cache-dir", cache_dir_, "--socket", socket_,
+  // KCACHE_TEST_KCACHED: another build's daemon, to measure a before/after in one run.
+  const char* other = std::getenv("KCACHE_TEST_KCACHED");
+  std::vector<std::string> argv{other != nullptr ? other : KCACHED_PATH, "--cache-dir", cache_dir_, "--socket", socket_,
                                 "--log-level", "debug"};
   bool has_devices = false;
   for (const auto& a : extra_args) has_devices |= a == "--devices";

@@ -76,6 +76,11 @@ class DaemonFixture : public ::testing::Test {
   nlohmann::json status();
   std::uint64_t stat(const char* counter) { return status()["stats"][counter].get<std::uint64_t>(); }
   Client client(std::chrono::milliseconds request_timeout = std::chrono::milliseconds(30000));
+  // Waits until the daemon's log holds `needle`; false (naming it) if it did not in `timeout`.
+  ::testing::AssertionResult wait_for_log(const std::string& needle,
+                                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // A plain socket connected to the daemon, for tests that speak the raw protocol.
+  int raw_connect() const;
   // Waits until the start-up reconcile has run.
   void wait_reconciled();
   // Reads the notify socket until a message holds `needle` (after READY=1: STATUS=,

@@ -2,10 +2,13 @@
 // for the wrong target, broken sources asked for by many workers at once. The misbehaving
 // compiles come from tests/fakes/fake_nvrtc.c (NVRTC's ABI, injected with
 // KCACHE_NVRTC_LIBRARY); everything else it hands to the real NVRTC.
+#include <signal.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -211,6 +214,67 @@ TEST_F(CompileHardening, WithoutIncludeRootsIncludePathsAreRefused) {
   EXPECT_EQ(m.error().code, Errc::invalid_argument);
   EXPECT_NE(m.error().message.find("'-I/usr/include' is not allowed"), std::string::npos)
       << m.error().message;
+}
+
+// The compile workers kcached started: its children whose command line says --compile-worker.
+std::vector<pid_t> compile_workers_of(pid_t daemon) {
+  std::vector<pid_t> found;
+  for (const auto& dir : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = dir.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat_file(dir.path() / "stat");
+    std::string line;
+    std::getline(stat_file, line);
+    const auto close_paren = line.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(line.substr(close_paren + 2));
+    char state = 0;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    if (parent != daemon) continue;
+    std::ifstream cmdline(dir.path() / "cmdline");
+    const std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (args.find("--compile-worker") != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+TEST_F(CompileHardening, AWorkerKilledFromOutsideFailsItsAskersButIsNotRememberedAsAFailure) {
+  start({"--compile-workers", "1", "--compile-timeout", "60s"}, {kFakeNvrtc});
+  Client c = client();
+  std::optional<Result<Module>> killed;
+  const std::string source = marked("KCACHE_FAKE_SLEEP_MS=30000", 4);
+  std::thread asker([&] { killed = c.get(cuda_request("oom-killed", source)); });
+  // The one worker takes the job; then it is killed as the OOM killer would.
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 100 && workers.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (status()["compile_workers"]["running"].get<int>() == 1) workers = compile_workers_of(pid_);
+  }
+  ASSERT_EQ(workers.size(), 1u) << "no busy compile worker found";
+  ASSERT_EQ(::kill(workers[0], SIGKILL), 0);
+  asker.join();
+  ASSERT_TRUE(killed.has_value());
+  ASSERT_FALSE(killed->ok());
+  EXPECT_EQ(killed->error().code, Errc::unavailable) << "message: " << killed->error().message;
+  EXPECT_NE(killed->error().message.find("killed from outside kcached (signal 9"), std::string::npos)
+      << killed->error().message;
+  EXPECT_EQ(stat("compiler_crashes"), 0u);
+
+  // Asked again, it compiles (a remembered failure would answer at once, without a compile).
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<Result<Module>> again;
+  std::thread second([&] { again = c.get(cuda_request("oom-killed", source)); });
+  bool compiling = false;
+  for (int i = 0; i < 100 && !compiling; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    compiling = status()["compile_workers"]["running"].get<int>() == 1;
+  }
+  EXPECT_TRUE(compiling) << "the second ask did not compile";
+  EXPECT_EQ(stat("failure_cache_hits"), 0u);
+  for (pid_t w : compile_workers_of(pid_)) ::kill(w, SIGKILL);  // no need to wait 30 s
+  second.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
 }
 
 }  // namespace

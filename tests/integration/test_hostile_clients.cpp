@@ -32,14 +32,6 @@ class HostileClients : public DaemonFixture {
                           << "max_connections_per_uid = " << per_uid << "\n";
     start({"--config", config});
   }
-  int raw_connect() const {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, socket_.c_str(), sizeof addr.sun_path - 1);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
-    return fd;
-  }
   // True when the daemon closed `fd` within `limit` (recv returns 0 or ECONNRESET).
   static bool closed_within(int fd, std::chrono::milliseconds limit) {
     timeval tv{static_cast<time_t>(limit.count() / 1000),

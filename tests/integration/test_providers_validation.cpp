@@ -1,5 +1,8 @@
 // Every invalid provider shows its reason, and none hides the good ones; kcache-pack refuses
 // what the daemon would refuse and `kcache-pack verify` applies the daemon's rules.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "test_providers_support.hpp"
@@ -156,6 +159,41 @@ TEST_F(ProviderValidation, HostileNamesAndNumbersInARootAreReportedNeverFatal) {
     EXPECT_EQ(read_file(log_path_).find("\ndir"), std::string::npos) << "a name forged a log line";
     restart();
   }
+}
+
+// kcached reads provider files with no more rights than the provider's owner: a hard link
+// to a file that owner may not read is refused before a byte is read, and its digest is
+// never printed. The owner's own files in the same kind of directory serve.
+TEST_F(ProviderValidation, AHardLinkToAFileTheProvidersOwnerMayNotReadIsRefusedUnread) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a provider directory to another uid";
+  constexpr uid_t kOwner = 65534;
+  const std::string cubin = cubin_bytes("sm_90a");
+  const std::string secret = dir_ + "/root-only.cubin";  // stands in for /etc/shadow
+  const std::string secret_bytes = "root's secret " + std::string(4096, 's');
+  write_file(secret, secret_bytes);
+  ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+  fs::create_directories(root_ + "/linked");
+  ASSERT_EQ(::link(secret.c_str(), (root_ + "/linked/k.cubin").c_str()), 0);
+  json guessed = module_entry("k", "k.cubin", secret_bytes);
+  guessed["digest"] = digest_of(std::string_view("a guess")).hex();
+  write_file(root_ + "/linked/kcache-provider.json", manifest("linked", {guessed}).dump());
+  write_file(root_ + "/own/mine.cubin", cubin);
+  write_file(root_ + "/own/kcache-provider.json", manifest("own", {module_entry("mine", "mine.cubin", cubin)}).dump());
+  for (const char* dir : {"/linked", "/own", "/own/mine.cubin", "/own/kcache-provider.json"})
+    ASSERT_EQ(::chown((root_ + dir).c_str(), kOwner, kOwner), 0);
+
+  start_with_devices("9.0");
+  const json linked = wait_for(root_ + "/linked", [](const json& p) {
+    return p.value("state", "") == "rejected" &&
+           p.value("reason", "").find("is not readable by the provider directory's owner (uid 65534)") !=
+               std::string::npos;
+  });
+  EXPECT_NE(linked.dump().find("hard-linked"), std::string::npos) << linked.dump();
+  const std::string real_digest = digest_of(std::string_view(secret_bytes)).hex();
+  EXPECT_EQ(kcachectl({"providers", "--json"}).out.find(real_digest), std::string::npos)
+      << "the linked file's digest was printed";
+  EXPECT_EQ(read_file(log_path_).find(real_digest), std::string::npos);
+  wait_state(root_ + "/own", "active");
 }
 
 TEST_F(ProviderValidation, AProviderOfManyRefusedModulesListsAFewAndCountsThemAll) {

@@ -46,7 +46,7 @@ TEST(Wire, ReaderSplitsAStreamIntoFrames) {
   // Byte by byte: frames appear only when complete.
   int seen = 0;
   for (char c : stream) {
-    reader.feed(std::string_view(&c, 1));
+    ASSERT_TRUE(reader.feed(std::string_view(&c, 1)).ok());
     while (true) {
       auto f = reader.next();
       ASSERT_TRUE(f.ok());
@@ -68,7 +68,7 @@ TEST(Wire, OversizedHeaderIsRejectedBeforeThePayload) {
   FrameReader reader(1024);
   std::string header(kHeaderSize, '\0');
   encode_header({0xffffffffu, 2, 0, 1}, header.data());
-  reader.feed(header);
+  ASSERT_TRUE(reader.feed(header).ok());
   auto f = reader.next();
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().code, Errc::too_large);

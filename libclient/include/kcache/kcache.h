@@ -33,7 +33,7 @@ enum {
   KCACHE_ENOTFOUND = -1,      /* no entry, no provider, no source to compile */
   KCACHE_ECOMPILE = -2,       /* the compiler rejected the source; see kcache_error.log */
   KCACHE_EINVAL = -3,         /* bad argument (target, option, name, struct size) */
-  KCACHE_EUNAVAILABLE = -4,   /* the backend's compiler is not available on the daemon */
+  KCACHE_EUNAVAILABLE = -4,   /* no compile now: compiler missing, compile cancelled, worker killed */
   KCACHE_ETIMEDOUT = -5,      /* connect, request or compile-wait timeout */
   KCACHE_ETOOLARGE = -6,      /* a size or count limit was exceeded */
   KCACHE_EPERM = -7,          /* the operation needs an admin caller */
@@ -44,7 +44,7 @@ enum {
   KCACHE_EINTERNAL = -12,     /* a bug */
   KCACHE_EBUSY = -13,         /* a per-client quota is exhausted; retry */
   KCACHE_EDISCONNECTED = -16, /* the daemon cannot be reached */
-  KCACHE_ECOMPILER = -17,     /* the compiler crashed or was killed */
+  KCACHE_ECOMPILER = -17,     /* the compiler crashed (or hit compile.memory_limit) */
   KCACHE_ECORRUPT = -18       /* data failed an integrity check */
 };
 

@@ -191,7 +191,9 @@ Status Connection::fill(Deadline deadline) {
   const auto left = deadline - Clock::now();
   if (left <= Clock::duration::zero()) return fail(make_error(Errc::timeout, ""));
   KC_TRY(arm_receive_timeout(left));
-  const std::span<char> space = reader_.prepare(64 * 1024);
+  auto prepared = reader_.prepare(64 * 1024);
+  if (!prepared.ok()) return fail(std::move(prepared).error());
+  const std::span<char> space = *prepared;
   iovec iov{space.data(), space.size()};
   // Always room for SCM_RIGHTS: without it the kernel would drop a passed fd silently.
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];

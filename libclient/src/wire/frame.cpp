@@ -6,6 +6,9 @@
 namespace kcache::wire {
 
 namespace {
+// A connection that once carried a large frame keeps at most this much mapped while it idles.
+constexpr std::size_t kKeptBuffer = 1u << 20;
+
 void put_u16(char* p, std::uint16_t v) noexcept {
   p[0] = static_cast<char>(v & 0xff);
   p[1] = static_cast<char>(v >> 8);
@@ -56,46 +59,55 @@ void append_frame(std::string& out, std::uint16_t opcode, std::uint16_t flags,
   out.append(payload);
 }
 
-std::span<char> FrameReader::prepare(std::size_t min_free) {
-  if (start_ == size_) start_ = size_ = 0;
-  if (buf_.size() - size_ < min_free) {
+Result<std::span<char>> FrameReader::prepare(std::size_t min_free) {
+  if (start_ == size_) {
+    start_ = size_ = 0;
+    // A connection that once carried a large frame does not keep its buffer while it idles.
+    if (buf_.capacity() > kKeptBuffer) buf_.release();
+  }
+  if (buf_.capacity() - size_ < min_free) {
     // Compact before growing: consumed bytes at the front are dead.
     if (start_ > 0) {
       std::memmove(buf_.data(), buf_.data() + start_, size_ - start_);
       size_ -= start_;
       start_ = 0;
     }
-    if (buf_.size() - size_ < min_free) buf_.resize(size_ + min_free);
+    KC_TRY(buf_.reserve(size_ + min_free));
   }
-  return {buf_.data() + size_, buf_.size() - size_};
+  return std::span<char>(buf_.data() + size_, buf_.capacity() - size_);
 }
 
-void FrameReader::feed(std::string_view bytes) {
-  auto space = prepare(bytes.size());
+Status FrameReader::feed(std::string_view bytes) {
+  if (bytes.empty()) return {};
+  KC_TRY_ASSIGN(std::span<char> space, prepare(bytes.size()));
   std::memcpy(space.data(), bytes.data(), bytes.size());
   commit(bytes.size());
+  return {};
+}
+
+bool FrameReader::frame_ready() const noexcept {
+  if (failed_) return true;
+  if (size_ - start_ < kHeaderSize) return false;
+  const FrameHeader h = decode_header(buf_.data() + start_);
+  return h.payload_length > limit_for(h.opcode) || size_ - start_ >= kHeaderSize + h.payload_length;
+}
+
+std::uint32_t FrameReader::limit_for(std::uint16_t opcode) const noexcept {
+  return limit_ != nullptr ? std::min(max_payload_, limit_(opcode, max_payload_)) : max_payload_;
 }
 
 Result<std::optional<Frame>> FrameReader::next() {
   if (failed_) return make_error(Errc::protocol, "frame stream already failed");
   if (size_ - start_ < kHeaderSize) return std::optional<Frame>{};
   const FrameHeader h = decode_header(buf_.data() + start_);
-  if (h.payload_length > max_payload_) {
+  if (const std::uint32_t limit = limit_for(h.opcode); h.payload_length > limit) {
     failed_ = true;
     return make_error(Errc::too_large, "frame of " + std::to_string(h.payload_length) +
-                                           " bytes exceeds the limit of " +
-                                           std::to_string(max_payload_) + " bytes");
+                                           " bytes exceeds the limit of " + std::to_string(limit) +
+                                           " bytes" + (limit < max_payload_ ? " for its opcode" : ""));
   }
-  if (size_ - start_ < kHeaderSize + h.payload_length) {
-    // Make room for the rest of this frame in one go so the caller reads it efficiently.
-    if (buf_.size() - start_ < kHeaderSize + h.payload_length) {
-      std::memmove(buf_.data(), buf_.data() + start_, size_ - start_);
-      size_ -= start_;
-      start_ = 0;
-      buf_.resize(std::max(buf_.size(), kHeaderSize + h.payload_length));
-    }
-    return std::optional<Frame>{};
-  }
+  // An incomplete frame: prepare() grows the buffer as its bytes arrive.
+  if (size_ - start_ < kHeaderSize + h.payload_length) return std::optional<Frame>{};
   Frame f{h, std::string_view(buf_.data() + start_ + kHeaderSize, h.payload_length)};
   start_ += kHeaderSize + h.payload_length;
   return std::optional<Frame>{f};

@@ -6,7 +6,11 @@
 //  * `encode_header` writes exactly kHeaderSize bytes.
 //  * `FrameReader` accumulates bytes from a stream and yields whole frames. A header whose
 //    payload_length exceeds the reader's limit is a protocol error (Errc::too_large) reported
-//    before any of the payload is buffered; after an error the reader stays failed.
+//    before any of the payload is buffered; after an error the reader stays failed. A reader
+//    given a per-opcode limit (payload_limit below) applies the smaller of the two.
+//  * Memory follows the bytes received, never a header's claim: a 12-byte header announcing
+//    64 MiB costs nothing until the payload arrives. Growing the buffer never copies what it
+//    holds (wire/byte_buffer.hpp), so a large frame costs no pause that grows with its size.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include <string_view>
 
 #include "kcache/result.hpp"
+#include "wire/byte_buffer.hpp"
 #include "wire/protocol.hpp"
 
 namespace kcache::wire {
@@ -45,25 +50,36 @@ struct Frame {
   std::string_view payload;  // valid until the next call into the FrameReader
 };
 
+// The largest payload an opcode may carry (at most max_payload), for readers that know what
+// their peer may send; nullptr: max_payload for every opcode.
+using PayloadLimit = std::uint32_t (*)(std::uint16_t opcode, std::uint32_t max_payload) noexcept;
+
 class FrameReader {
  public:
-  explicit FrameReader(std::uint32_t max_payload = kDefaultMaxFrame) : max_payload_(max_payload) {}
+  explicit FrameReader(std::uint32_t max_payload = kDefaultMaxFrame, PayloadLimit limit = nullptr)
+      : max_payload_(max_payload), limit_(limit) {}
 
-  // Space to receive into: at least `min_free` bytes. Call commit(n) after writing n bytes.
-  std::span<char> prepare(std::size_t min_free = 64 * 1024);
+  // Space to receive into: at least `min_free` bytes, or an error when no memory could be
+  // mapped for it. Call commit(n) after writing n bytes.
+  Result<std::span<char>> prepare(std::size_t min_free = 64 * 1024);
   void commit(std::size_t n) noexcept { size_ += n; }
   // Feeds bytes by copy (tests, fuzzers).
-  void feed(std::string_view bytes);
+  Status feed(std::string_view bytes);
 
   // The next complete frame, nullopt if more bytes are needed, or an error.
   Result<std::optional<Frame>> next();
+  // True when next() would not return nullopt (a whole frame, or a header to refuse).
+  bool frame_ready() const noexcept;
   std::size_t buffered() const noexcept { return size_ - start_; }
 
  private:
-  std::string buf_;
+  std::uint32_t limit_for(std::uint16_t opcode) const noexcept;
+
+  ByteBuffer buf_;
   std::size_t start_ = 0;  // first unconsumed byte
   std::size_t size_ = 0;   // bytes of buf_ in use
   std::uint32_t max_payload_;
+  PayloadLimit limit_;
   bool failed_ = false;
 };
 

@@ -103,6 +103,12 @@ void write_headers(FieldWriter& w, const std::vector<NamedHeader>& headers) {
 // Shared by get requests and compile jobs: name/source/headers/options/target.
 struct ModuleFields {
   std::optional<std::string> pending_header;
+  RepeatedLimits limits;
+
+  static Error over(const char* what, std::size_t limit) {
+    return make_error(Errc::too_large, std::string(what) + " is over the limit of " +
+                                           std::to_string(limit));
+  }
 
   Result<bool> take(const Field& f, SeenTags& seen, std::string& name, std::string& target,
                     std::optional<std::string>& source, std::vector<NamedHeader>& headers,
@@ -127,10 +133,14 @@ struct ModuleFields {
         return true;
       case Tag::header_data:
         if (!pending_header) return make_error(Errc::protocol, "header_data without header_name");
+        if (headers.size() >= limits.max_headers)
+          return over("header count (limits.max_headers)", limits.max_headers);
         headers.push_back({std::move(*pending_header), std::string(f.value)});
         pending_header.reset();
         return true;
       case Tag::option:
+        if (options.size() >= limits.max_options)
+          return over("option count (limits.max_options)", limits.max_options);
         options.emplace_back(f.value);
         return true;
       default:
@@ -314,10 +324,11 @@ Result<HelloReply> decode_hello_reply(std::string_view payload) {
   return m;
 }
 
-Result<GetRequest> decode_get_request(std::string_view payload) {
+Result<GetRequest> decode_get_request(std::string_view payload, const RepeatedLimits& limits) {
   GetRequest m;
   SeenTags seen;
   ModuleFields mf;
+  mf.limits = limits;
   KC_TRY(walk(payload, [&](const Field& f) -> Status {
     KC_TRY_ASSIGN(const bool taken,
                   mf.take(f, seen, m.name, m.target, m.source, m.headers, m.options));

@@ -9,6 +9,7 @@
 //    errors) and nothing else is meaningful.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -110,7 +111,14 @@ void encode_error(std::string& out, const Error& e);
 void encode_json_request(std::string& out, std::string_view json);
 
 Result<HelloRequest> decode_hello_request(std::string_view payload);
-Result<GetRequest> decode_get_request(std::string_view payload);
+// Counts a get may not exceed, checked field by field while decoding: a frame of millions of
+// tiny options is refused (Errc::too_large naming the limit) at the first one over, before
+// it costs memory or loop time. The daemon passes compile/request_rules.hpp's limits.
+struct RepeatedLimits {
+  std::size_t max_headers = SIZE_MAX;
+  std::size_t max_options = SIZE_MAX;
+};
+Result<GetRequest> decode_get_request(std::string_view payload, const RepeatedLimits& limits = {});
 Result<std::string> decode_json_request(std::string_view payload);
 Result<CompileJob> decode_compile_job(std::string_view payload);
 

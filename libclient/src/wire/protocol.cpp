@@ -1,5 +1,7 @@
 #include "wire/protocol.hpp"
 
+#include <algorithm>
+
 namespace kcache::wire {
 
 namespace {
@@ -20,6 +22,11 @@ std::optional<OpcodeInfo> opcode_info(std::uint16_t value) noexcept {
 const char* opcode_name(Opcode op) noexcept {
   const auto info = opcode_info(static_cast<std::uint16_t>(op));
   return info ? info->name : "unknown";
+}
+
+std::uint32_t request_payload_limit(std::uint16_t opcode, std::uint32_t max_payload) noexcept {
+  if (opcode == static_cast<std::uint16_t>(Opcode::get)) return max_payload;
+  return std::min(max_payload, kMaxControlPayload);
 }
 
 }  // namespace kcache::wire

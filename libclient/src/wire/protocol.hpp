@@ -49,6 +49,12 @@ struct OpcodeInfo {
 std::optional<OpcodeInfo> opcode_info(std::uint16_t value) noexcept;
 const char* opcode_name(Opcode op) noexcept;
 
+// The largest request payload a client may send with `opcode`: `get` up to max_payload (the
+// daemon's max_frame); hello and the control operations, whose payload is a small JSON
+// document, kMaxControlPayload — so a frame that could only be abuse is refused at its header.
+inline constexpr std::uint32_t kMaxControlPayload = 1u << 20;
+std::uint32_t request_payload_limit(std::uint16_t opcode, std::uint32_t max_payload) noexcept;
+
 // The status table must match kcache::Errc value for value.
 #define KC_STATUS(name, value) \
   static_assert(static_cast<std::uint16_t>(::kcache::Errc::name) == (value), #name);

@@ -182,7 +182,9 @@ void FakeDaemon::serve(int fd) {
     if (::poll(p, 2, -1) < 0 && errno != EINTR) return;
     if (p[1].revents != 0) return;
     if (p[0].revents == 0) continue;
-    const auto space = reader.prepare(64 * 1024);
+    const auto prepared = reader.prepare(64 * 1024);
+    if (!prepared.ok()) return;
+    const std::span<char> space = *prepared;
     const ssize_t n = ::read(fd, space.data(), space.size());
     if (n <= 0) return;
     reader.commit(static_cast<std::size_t>(n));
