@@ -42,8 +42,9 @@ Result<CacheLock> CacheLock::acquire(const std::string& cache_dir) {
   if (!lock.dir_fd_) return errno_error(Errc::io, "cannot open cache directory " + cache_dir);
   const std::string path = cache_dir + "/kcache.lock";
   lock.file_fd_ = Fd(::openat(lock.dir_fd_.get(), "kcache.lock",
-                              O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+                              O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!lock.file_fd_) return errno_error(Errc::io, "cannot open " + path);
+  (void)::fchmod(lock.file_fd_.get(), 0600);  // one from before this rule was 0644
   KC_TRY(lock_or_name_owner(lock.dir_fd_.get(), cache_dir, cache_dir, lock.file_fd_.get()));
   KC_TRY(lock_or_name_owner(lock.file_fd_.get(), path, cache_dir, lock.file_fd_.get()));
   const std::string pid = std::to_string(::getpid()) + "\n";

@@ -14,6 +14,7 @@
 #include "common/paths.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
+#include "cache_access.hpp"
 #include "contain.hpp"
 #include "kcache_config.h"
 #include "service_snapshot.hpp"
@@ -197,6 +198,10 @@ Status Daemon::start() {
     KC_TRY(server_->bind(config_.socket_path, config_.socket_mode, socket_gid));
   }
   KC_TRY(server_->start());
+  // Who may read the cache follows who may connect (after bind: the socket is the truth).
+  KC_TRY(restrict_cache_dir(config_.cache_dir, server_->path()));
+  // Who may read the cache follows who may connect (after bind: the socket is the truth).
+  KC_TRY(restrict_cache_dir(config_.cache_dir, server_->path()));
 
   ::signal(SIGPIPE, SIG_IGN);  // writes use MSG_NOSIGNAL; this covers anything else
   for (auto* h : {&sigterm_, &sigint_}) {

@@ -1,14 +1,33 @@
 #include "index.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <iterator>
 #include <unordered_set>
 
+#include "common/fd.hpp"
 #include "index_migrations.hpp"
 
 namespace kcache::daemon {
 
 namespace {
+
+// index.sqlite holds every module name: the daemon's alone. Created 0600 before SQLite opens
+// it (its -wal and -shm copy the database's mode); a file from before this rule is tightened.
+Status make_private(const std::string& path) {
+  const Fd db(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!db) return errno_error(Errc::io, "cannot open " + path);
+  if (::fchmod(db.get(), 0600) != 0) return errno_error(Errc::io, "cannot chmod " + path);
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::string side = path + suffix;
+    if (::chmod(side.c_str(), 0600) != 0 && errno != ENOENT)
+      return errno_error(Errc::io, "cannot chmod " + side);
+  }
+  return {};
+}
 
 constexpr const char* kSelectEntries =
     "SELECT key, digest, size, kind, target, origin, name, created_at, last_served_at, "
@@ -78,6 +97,7 @@ Status migrate(SqliteDb& db, int from) {
 int Index::latest_schema_version() { return index_migrations().back().version; }
 
 Result<Index> Index::open(const std::string& path) {
+  KC_TRY(make_private(path));
   Index index;
   KC_TRY_ASSIGN(index.db_, SqliteDb::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                                     SQLITE_OPEN_NOMUTEX));

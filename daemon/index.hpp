@@ -1,7 +1,8 @@
 // index.hpp — the persistent index: one SQLite database (WAL) per cache directory.
 //
 // Contract:
-//  * `Index::open` creates or opens <cache>/index.sqlite, enables WAL, and migrates the schema
+//  * `Index::open` creates or opens <cache>/index.sqlite (mode 0600, as are its -wal and
+//    -shm: it holds every module name), enables WAL, and migrates the schema
 //    to the newest user_version this build knows (schema/index/). A database from a *newer*
 //    kcached is refused (Errc::unsupported_version) and never modified; an unreadable one is
 //    Errc::corrupt. Either way the caller decides (the daemon exits with the message).

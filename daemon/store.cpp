@@ -19,12 +19,24 @@ namespace {
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-Result<Fd> open_or_make_dir(int parent, const std::string& name, const std::string& shown) {
-  if (::mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST)
+// objects/ and its shards: traverse-only, so a socket user opens the paths it is handed and
+// lists nothing; tmp/: the daemon's alone. Set on directories already there too (a cache
+// from before this rule was 0755).
+constexpr mode_t kObjectsDirMode = 0711;
+constexpr mode_t kPrivateDirMode = 0700;
+
+Result<Fd> open_or_make_dir(int parent, const std::string& name, const std::string& shown,
+                            mode_t mode) {
+  if (::mkdirat(parent, name.c_str(), mode) != 0 && errno != EEXIST)
     return errno_error(Errc::io, "cannot create " + shown);
   const int fd = ::openat(parent, name.c_str(), kDirFlags);
   if (fd < 0) return errno_error(Errc::io, "cannot open directory " + shown);
-  return Fd(fd);
+  Fd dir(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno_error(Errc::io, "fstat " + shown);
+  if ((st.st_mode & 07777) != mode && ::fchmod(fd, mode) != 0)
+    return errno_error(Errc::io, "cannot chmod " + shown);
+  return dir;
 }
 
 std::string shard_name(std::uint8_t shard) {
@@ -84,12 +96,12 @@ Result<Store> Store::open(const std::string& cache_dir) {
   const int root = ::open(cache_dir.c_str(), kDirFlags);
   if (root < 0) return errno_error(Errc::io, "cannot open cache directory " + cache_dir);
   s.root_fd_.reset(root);
-  KC_TRY_ASSIGN(s.objects_fd_, open_or_make_dir(root, "objects", s.objects_path_));
-  KC_TRY_ASSIGN(s.tmp_fd_, open_or_make_dir(root, "tmp", cache_dir + "/tmp"));
+  KC_TRY_ASSIGN(s.objects_fd_, open_or_make_dir(root, "objects", s.objects_path_, kObjectsDirMode));
+  KC_TRY_ASSIGN(s.tmp_fd_, open_or_make_dir(root, "tmp", cache_dir + "/tmp", kPrivateDirMode));
   s.shard_fds_.reserve(256);
   for (int i = 0; i < 256; ++i) {
     const std::string name = shard_name(static_cast<std::uint8_t>(i));
-    KC_TRY_ASSIGN(Fd fd, open_or_make_dir(s.objects_fd_.get(), name, s.objects_path_ + "/" + name));
+    KC_TRY_ASSIGN(Fd fd, open_or_make_dir(s.objects_fd_.get(), name, s.objects_path_ + "/" + name, kObjectsDirMode));
     s.shard_fds_.push_back(std::move(fd));
   }
   return s;
@@ -339,7 +351,7 @@ Result<std::size_t> Store::process_removals(std::uint64_t upto) const {
   static std::atomic<std::uint64_t> generation{0};
   const std::string trash_name = "trash-" + std::to_string(::getpid()) + "-" +
                                  std::to_string(generation.fetch_add(1, std::memory_order_relaxed));
-  KC_TRY_ASSIGN(const Fd trash, open_or_make_dir(tmp_fd_.get(), trash_name, root_ + "/tmp/" + trash_name));
+  KC_TRY_ASSIGN(const Fd trash, open_or_make_dir(tmp_fd_.get(), trash_name, root_ + "/tmp/" + trash_name, kPrivateDirMode));
   std::size_t moved = 0;
   for (std::size_t i = 0;; ++i) {
     // One item at a time, taken under the lock and renamed without it: the loop schedules

@@ -1,7 +1,8 @@
 // store.hpp — the content-addressed object store under <cache>/objects/.
 //
 // Layout: objects/<first two hex digits>/<32-hex digest>.<cubin|hsaco>, files mode 0444,
-// staging in tmp/. Contract:
+// objects/ and shard directories 0711 (open by path, no listing), staging in tmp/ (0700);
+// who may pass the cache directory itself is cache_access.hpp's. Contract:
 //  * `stage(bytes, kind)` (any thread) writes a new file in tmp/, fsyncs it and returns its
 //    digest and allocated size. Nothing under objects/ changes. When an object of that name
 //    already exists, it also reads it back (check_object) and records whether it holds the

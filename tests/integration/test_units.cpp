@@ -94,10 +94,10 @@ TEST_F(Units, SysusersAndTmpfilesCreateTheAccountAndDirectories) {
   const CommandResult dirs = run_command(
       {"/usr/bin/systemd-tmpfiles", "--create", "--root=" + dir_ + "/root", src + "kcache.tmpfiles"});
   ASSERT_EQ(dirs.exit_code, 0) << dirs.err;
-  for (const char* d : {"/root/var/cache/kcache", "/root/run/kcache"}) {
+  for (const auto& [d, mode] : {std::pair{"/root/var/cache/kcache", 0710}, std::pair{"/root/run/kcache", 0755}}) {
     const auto st = fs::status(dir_ + d);
     EXPECT_TRUE(fs::is_directory(st)) << d;
-    EXPECT_EQ(st.permissions() & fs::perms::all, fs::perms(0755)) << d;
+    EXPECT_EQ(st.permissions() & fs::perms::all, fs::perms(mode)) << d;
   }
 }
 
