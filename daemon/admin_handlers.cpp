@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "control_reply.hpp"
+#include "control_requests.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
-#include "request_fields.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
 
@@ -15,39 +15,6 @@ namespace kcache::daemon {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::uint64_t kMaxAgeSeconds = 100ull * 365 * 24 * 3600;  // a century
-
-// Reads the gc request: {"max_size": bytes, "max_age_s": seconds, "dry_run": bool}.
-Result<GcOptions> gc_options(std::string_view payload) {
-  KC_TRY_ASSIGN(const json doc, control_request(payload, "gc", {"max_size", "max_age_s", "dry_run"}));
-  const RequestFields fields("gc", doc);
-  GcOptions o;
-  KC_TRY_ASSIGN(o.max_size, fields.optional_count("max_size"));
-  // Seconds that fit a signed millisecond count: anything longer is "forever" anyway.
-  KC_TRY_ASSIGN(const auto max_age, fields.optional_count("max_age_s", kMaxAgeSeconds));
-  if (max_age) o.max_age = std::chrono::seconds(static_cast<std::int64_t>(*max_age));
-  KC_TRY_ASSIGN(o.dry_run, fields.flag("dry_run", o.dry_run));
-  return o;
-}
-
-struct EvictRequest {
-  std::string key_hex;
-  std::string name;
-  bool force = false;
-};
-
-Result<EvictRequest> evict_request(std::string_view payload) {
-  KC_TRY_ASSIGN(const json doc, control_request(payload, "evict", {"key", "name", "force"}));
-  const RequestFields fields("evict", doc);
-  EvictRequest r;
-  KC_TRY_ASSIGN(r.key_hex, fields.text("key"));
-  KC_TRY_ASSIGN(r.name, fields.text("name"));
-  KC_TRY_ASSIGN(r.force, fields.flag("force"));
-  if (r.key_hex.empty() == r.name.empty())
-    return make_error(Errc::invalid_argument, "evict needs exactly one of a key or a name");
-  return r;
-}
 
 struct EvictTally {
   std::uint64_t removed = 0;
@@ -90,7 +57,7 @@ void reply_when_removed(Daemon& d, const std::shared_ptr<Session>& s, std::uint3
 
 void handle_gc(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                std::string_view payload) {
-  auto options = gc_options(payload);
+  auto options = decode_gc(payload);
   if (!options.ok()) {
     s->reply_error(id, wire::Opcode::gc, options.error());
     return;
@@ -113,7 +80,7 @@ void handle_gc(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
 
 void handle_evict(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                   std::string_view payload) {
-  auto req = evict_request(payload);
+  auto req = decode_evict(payload);
   if (!req.ok()) {
     s->reply_error(id, wire::Opcode::evict, req.error());
     return;

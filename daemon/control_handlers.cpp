@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "control_reply.hpp"
+#include "control_requests.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
-#include "request_fields.hpp"
 #include "session.hpp"
 #include "wire/messages.hpp"
 
@@ -14,27 +14,9 @@ namespace kcache::daemon {
 
 using nlohmann::json;
 
-namespace {
-
-struct ListRequest {
-  std::string name;         // empty: every entry
-  std::uint64_t limit = 0;  // 0: no limit
-};
-
-Result<ListRequest> list_request(std::string_view payload) {
-  KC_TRY_ASSIGN(const json doc, control_request(payload, "list", {"name", "limit"}));
-  const RequestFields fields("list", doc);
-  ListRequest r;
-  KC_TRY_ASSIGN(r.name, fields.text("name"));
-  KC_TRY_ASSIGN(r.limit, fields.count("limit"));
-  return r;
-}
-
-}  // namespace
-
 void handle_status(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = control_request(payload, "status"); !req.ok()) {
+  if (auto req = decode_fieldless(payload, wire::Opcode::status); !req.ok()) {
     s->reply_error(id, wire::Opcode::status, req.error());
     return;
   }
@@ -43,7 +25,7 @@ void handle_status(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t i
 
 void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                  std::string_view payload) {
-  auto req = list_request(payload);
+  auto req = decode_list(payload);
   if (!req.ok()) {
     s->reply_error(id, wire::Opcode::list, req.error());
     return;
@@ -102,7 +84,7 @@ void handle_list(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
 
 void handle_verify(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = control_request(payload, "verify"); !req.ok()) {
+  if (auto req = decode_fieldless(payload, wire::Opcode::verify); !req.ok()) {
     s->reply_error(id, wire::Opcode::verify, req.error());
     return;
   }

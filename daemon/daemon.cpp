@@ -322,6 +322,8 @@ nlohmann::json Daemon::status() const {
                 {"grace_s", gc_->policy().grace.count() / 1000.0}}},
               {"stats", std::move(stats)},
               {"providers", providers_->to_json()},
+              {"providers_total", providers_->provider_count()},
+              {"providers_truncated", providers_->provider_count() > ProviderService::kMaxProvidersShown},
               {"prefetch", providers_->prefetch_json()},
               {"inflight_compiles", compiles_->inflight()},
               {"compile_workers", {{"processes", pool_->processes()},

@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include "control_reply.hpp"
+#include "control_requests.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
-#include "request_fields.hpp"
 #include "session.hpp"
 
 namespace kcache::daemon {
@@ -17,25 +17,11 @@ namespace {
 // More than this in one report is not a client telling the truth about one outage.
 constexpr std::uint64_t kMaxFallbacksPerReport = 1'000'000;
 
-struct Report {
-  std::uint64_t fallbacks = 0;
-  std::uint64_t compile_ms = 0;
-};
-
-Result<Report> read_report(std::string_view payload) {
-  KC_TRY_ASSIGN(const nlohmann::json doc, control_request(payload, "report", {"fallbacks", "compile_ms"}));
-  const RequestFields fields("report", doc);
-  Report r;
-  KC_TRY_ASSIGN(r.fallbacks, fields.count("fallbacks"));
-  KC_TRY_ASSIGN(r.compile_ms, fields.count("compile_ms"));
-  return r;
-}
-
 }  // namespace
 
 void handle_report(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  auto report = read_report(payload);
+  auto report = decode_report(payload);
   if (!report.ok()) {
     s->reply_error(id, wire::Opcode::report, report.error());
     return;

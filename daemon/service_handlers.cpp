@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include "control_reply.hpp"
+#include "control_requests.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
 #include "session.hpp"
@@ -10,7 +11,7 @@ namespace kcache::daemon {
 
 void handle_devices(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                     std::string_view payload) {
-  if (auto req = control_request(payload, "devices"); !req.ok()) {
+  if (auto req = decode_fieldless(payload, wire::Opcode::devices); !req.ok()) {
     s->reply_error(id, wire::Opcode::devices, req.error());
     return;
   }
@@ -20,7 +21,7 @@ void handle_devices(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
 // Admin only (the session checked): same effect as SIGHUP, with the outcome in the reply.
 void handle_reload(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                    std::string_view payload) {
-  if (auto req = control_request(payload, "reload"); !req.ok()) {
+  if (auto req = decode_fieldless(payload, wire::Opcode::reload); !req.ok()) {
     s->reply_error(id, wire::Opcode::reload, req.error());
     return;
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "control_reply.hpp"
+#include "control_requests.hpp"
 #include "daemon.hpp"
 #include "dispatch.hpp"
 #include "session.hpp"
@@ -20,6 +21,8 @@ using nlohmann::json;
 json providers_document(Daemon& d) {
   return {{"roots", d.providers().roots()},
           {"providers", d.providers().to_json()},
+          {"providers_total", d.providers().provider_count()},
+          {"providers_truncated", d.providers().provider_count() > ProviderService::kMaxProvidersShown},
           {"prefetch", d.providers().prefetch_json()}};
 }
 
@@ -27,7 +30,7 @@ json providers_document(Daemon& d) {
 
 void handle_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                       std::string_view payload) {
-  if (auto ok = control_request(payload, "providers"); !ok.ok()) {
+  if (auto ok = decode_fieldless(payload, wire::Opcode::providers); !ok.ok()) {
     s->reply_error(id, wire::Opcode::providers, ok.error());
     return;
   }
@@ -37,7 +40,7 @@ void handle_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_
 void handle_prefetch(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                      std::string_view payload) {
   constexpr auto kOp = wire::Opcode::prefetch;
-  if (auto ok = control_request(payload, "prefetch"); !ok.ok()) {
+  if (auto ok = decode_fieldless(payload, wire::Opcode::prefetch); !ok.ok()) {
     s->reply_error(id, kOp, ok.error());
     return;
   }

@@ -252,6 +252,7 @@ nlohmann::json ProviderService::to_json() const {
   using nlohmann::json;
   json out = json::array();
   for (const LoadedProvider& p : table_) {
+    if (out.size() == kMaxProvidersShown) break;
     json j{{"path", p.path},
            {"state", providers::provider_state_name(p.state)},
            {"reason", p.reason}};

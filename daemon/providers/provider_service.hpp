@@ -60,7 +60,12 @@ class ProviderService {
   // Rescans now; `done` runs once that scan is applied and the prefetches queued are done.
   void rescan(std::function<void()> done);
 
-  nlohmann::json to_json() const;  // providers[] (status and the providers operation)
+  // providers[] (status and the providers operation): the first kMaxProvidersShown in scan
+  // order, so a root of 100,000 provider directories does not make every status reply tens
+  // of megabytes built on the loop; provider_count() is how many there are in all.
+  static constexpr std::size_t kMaxProvidersShown = 256;
+  nlohmann::json to_json() const;
+  std::size_t provider_count() const noexcept { return table_.size(); }
   nlohmann::json prefetch_json() const;
   MaterializeProgress progress() const { return materializer_.progress(); }
 

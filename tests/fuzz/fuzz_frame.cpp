@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "frame_stream.hpp"
 #include "wire/frame.hpp"
 #include "wire/messages.hpp"
 
@@ -23,18 +24,7 @@ void decode_all(std::string_view payload) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  decode_all(input);
-  kcache::wire::FrameReader reader(1u << 20);  // small limit: oversize is cheap to reach
-  const std::size_t cut = size == 0 ? 0 : data[0] % (size + 1);
-  for (std::string_view piece : {input.substr(0, cut), input.substr(cut)}) {
-    if (!reader.feed(piece).ok()) break;
-    while (true) {
-      auto frame = reader.next();
-      if (!frame.ok() || !frame->has_value()) break;
-      if ((*frame)->payload.size() != (*frame)->header.payload_length) __builtin_trap();
-      decode_all((*frame)->payload);
-    }
-  }
+  decode_all(std::string_view(reinterpret_cast<const char*>(data), size));
+  kcache::fuzz::for_each_frame(data, size, [](const kcache::wire::Frame& f) { decode_all(f.payload); });
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "test_providers_support.hpp"
 
@@ -218,6 +219,27 @@ TEST_F(ProviderValidation, AProviderOfManyRefusedModulesListsAFewAndCountsThemAl
   EXPECT_EQ(p["refused_total"], 40);
   EXPECT_EQ(p["refused_truncated"], true);
   EXPECT_LT(status().dump().size(), 64u << 10) << "status carries every refused module";
+}
+
+// A root of many provider directories: status and providers list the first 256 and count
+// them all, so anyone's 12-byte request cannot make the daemon build megabytes on its loop.
+TEST_F(ProviderValidation, ARootOfManyProvidersListsTheFirstFewAndCountsThemAll) {
+  for (int i = 0; i < 300; ++i) fs::create_directories(root_ + "/p" + std::to_string(1000 + i));
+  start_with_devices("9.0");
+  json doc;
+  for (int i = 0; i < 100; ++i) {
+    doc = providers();
+    if (doc.value("providers_total", 0) == 300) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(doc.value("providers_total", 0), 300) << doc.dump().substr(0, 400);
+  EXPECT_EQ(doc["providers"].size(), 256u);
+  EXPECT_TRUE(doc.value("providers_truncated", false));
+  const json s = status();
+  EXPECT_EQ(s["providers"].size(), 256u);
+  EXPECT_EQ(s.value("providers_total", 0), 300);
+  const CommandResult human = kcachectl({"providers"});
+  EXPECT_NE(human.out.find("(256 of 300 providers shown)"), std::string::npos) << human.out.substr(0, 300);
 }
 
 TEST_F(ProviderValidation, PackRefusesPtxAndMismatchedTargets) {

@@ -92,4 +92,13 @@ void print_table(const std::vector<std::vector<std::string>>& rows, std::string_
   }
 }
 
+void print_shown_of(const Json& doc, const char* list, const char* total, const char* truncated,
+                    std::string_view what, std::string_view indent) {
+  const Json& cut = field(doc, truncated);
+  if (!cut.is_boolean() || !cut.get<bool>()) return;
+  const Json& items = field(doc, list);
+  std::cout << indent << "(" << (items.is_array() ? items.size() : 0) << " of "
+            << text(field(doc, total)) << " " << what << " shown)\n";
+}
+
 }  // namespace kcachectl

@@ -41,4 +41,9 @@ std::string age_text(const Json& unix_seconds);
 // Prints rows as left-aligned columns two spaces apart, each line prefixed with `indent`.
 void print_table(const std::vector<std::vector<std::string>>& rows, std::string_view indent = "");
 
+// For a capped list in a reply: when doc[truncated] is true, prints "(N of TOTAL WHAT shown)"
+// with N the length of doc[list].
+void print_shown_of(const Json& doc, const char* list, const char* total, const char* truncated,
+                    std::string_view what, std::string_view indent = "");
+
 }  // namespace kcachectl

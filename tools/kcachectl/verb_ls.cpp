@@ -54,10 +54,7 @@ int run_ls(const Context& ctx) {
                     text(field(e, "serve_count"))});
   }
   print_table(rows);
-  const Json& truncated = field(*doc, "truncated");
-  if (truncated.is_boolean() && truncated.get<bool>())
-    std::cout << "(" << entries.size() << " of " << text(field(*doc, "total"))
-              << " entries shown)\n";
+  print_shown_of(*doc, "entries", "total", "truncated", "entries");
   return kExitOk;
 }
 

@@ -30,6 +30,7 @@ void print_providers(const Json& doc) {
                     targets_text(field(p, "targets")), text(field(p, "modules")),
                     text(field(p, "state")), text(field(p, "path"))});
   print_table(rows);
+  print_shown_of(doc, "providers", "providers_total", "providers_truncated", "providers");
   // Reasons can be long: one line each under the table.
   for (const Json& p : providers) {
     const std::string reason = text(field(p, "reason"));

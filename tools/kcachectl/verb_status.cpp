@@ -95,6 +95,7 @@ void print_status(const Json& s) {
     std::cout << "Warning:    " << text(internal)
               << " internal errors contained (a kcached bug: see its log)\n";
   print_providers(field(s, "providers"));
+  print_shown_of(s, "providers", "providers_total", "providers_truncated", "providers", "  ");
   const Json& prefetch = field(s, "prefetch");
   if (prefetch.is_object())
     std::cout << "Prefetch:   " << text(field(prefetch, "done")) << " done ("
