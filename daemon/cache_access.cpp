@@ -3,21 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
-
 #include "common/fd.hpp"
+#include "common/units.hpp"
 
 namespace kcache::daemon {
-
-namespace {
-std::string octal(mode_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
-  return buf;
-}
-}  // namespace
 
 CacheDirAccess cache_dir_access(mode_t socket_mode, gid_t socket_group) {
   CacheDirAccess access;
@@ -52,9 +45,9 @@ Status restrict_cache_dir(const std::string& cache_dir, const std::string& socke
     access.mode |= S_IXOTH;
   }
   if ((now.st_mode & 07777) != access.mode && ::fchmod(dir.get(), access.mode) != 0)
-    return errno_error(Errc::io, "cannot chmod cache directory " + cache_dir + " to " + octal(access.mode));
-  spdlog::debug("cache directory {}: mode {} (socket {} mode {})", cache_dir, octal(access.mode),
-                socket_path, octal(sock.st_mode));
+    return errno_error(Errc::io, "cannot chmod cache directory " + cache_dir + " to " + format_mode(access.mode));
+  spdlog::debug("cache directory {}: mode {} (socket {} mode {})", cache_dir, format_mode(access.mode),
+                socket_path, format_mode(sock.st_mode));
   return {};
 }
 

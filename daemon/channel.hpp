@@ -8,7 +8,7 @@
 //    each frame it is asked may_take_frame(); on no, the channel stops reading, calls
 //    wait_for_turn(), and goes on when resume() is called. After every read and every batch
 //    of frames it is told buffered_changed(bytes held); an error closes the channel with it.
-//  * At most 1 MiB is read per wakeup, in 64 KiB reads: one peer's stream cannot hold the loop.
+//  * At most 256 KiB is read per wakeup, in 64 KiB reads: one peer's stream cannot hold the loop.
 //  * send() queues a whole frame and writes as much as the socket takes right away (the hit
 //    path costs one sendmsg). An fd given with a frame rides on its first byte (SCM_RIGHTS).
 //  * When more than `max_queued` bytes wait for a peer that does not read, the channel stops

@@ -200,8 +200,6 @@ Status Daemon::start() {
   KC_TRY(server_->start());
   // Who may read the cache follows who may connect (after bind: the socket is the truth).
   KC_TRY(restrict_cache_dir(config_.cache_dir, server_->path()));
-  // Who may read the cache follows who may connect (after bind: the socket is the truth).
-  KC_TRY(restrict_cache_dir(config_.cache_dir, server_->path()));
 
   ::signal(SIGPIPE, SIG_IGN);  // writes use MSG_NOSIGNAL; this covers anything else
   for (auto* h : {&sigterm_, &sigint_}) {
@@ -304,39 +302,38 @@ nlohmann::json Daemon::status() const {
                          {"error", c.available ? json(nullptr) : json(c.error)}});
   const auto uptime = std::chrono::duration_cast<std::chrono::seconds>(
       std::chrono::steady_clock::now() - started_);
-  return json{{"version", KCACHE_VERSION},
-              {"pid", ::getpid()},
-              {"uptime_s", uptime.count()},
-              {"cache_dir", config_.cache_dir},
-              {"socket", server_->path()},
-              {"devices", std::move(devices)},
-              {"cache",
-               {{"bytes", cache_->catalog().bytes()},
-                {"entries", cache_->catalog().size()},
-                {"apparent_bytes", cache_->catalog().apparent_bytes()},
-                {"max_size", config_.max_size}}},
-              {"gc",
-               {{"running", gc_->running()},
-                {"high_watermark", gc_->policy().high_watermark},
-                {"low_watermark", gc_->policy().low_watermark},
-                {"grace_s", gc_->policy().grace.count() / 1000.0}}},
-              {"stats", std::move(stats)},
-              {"providers", providers_->to_json()},
-              {"providers_total", providers_->provider_count()},
-              {"providers_truncated", providers_->provider_count() > ProviderService::kMaxProvidersShown},
-              {"prefetch", providers_->prefetch_json()},
-              {"inflight_compiles", compiles_->inflight()},
-              {"compile_workers", {{"processes", pool_->processes()},
-                                   {"running", pool_->running()},
-                                   {"queued", pool_->queued()},
-                                   {"cancelled", pool_->cancelled()}}},
-              {"compilers", std::move(compilers)},
-              {"include_roots", include_roots_.roots()},
-              {"sessions", server_->sessions()},
-              {"reconciled", reconciler_->startup_done()},
-              {"internal_errors", contained_exceptions()},
-              {"compile_confinement", confinement_.to_json()},
-              {"index", {{"schema_version", Index::latest_schema_version()}}}};
+  json doc{{"version", KCACHE_VERSION},
+           {"pid", ::getpid()},
+           {"uptime_s", uptime.count()},
+           {"cache_dir", config_.cache_dir},
+           {"socket", server_->path()},
+           {"devices", std::move(devices)},
+           {"cache",
+            {{"bytes", cache_->catalog().bytes()},
+             {"entries", cache_->catalog().size()},
+             {"apparent_bytes", cache_->catalog().apparent_bytes()},
+             {"max_size", config_.max_size}}},
+           {"gc",
+            {{"running", gc_->running()},
+             {"high_watermark", gc_->policy().high_watermark},
+             {"low_watermark", gc_->policy().low_watermark},
+             {"grace_s", gc_->policy().grace.count() / 1000.0}}},
+           {"stats", std::move(stats)},
+           {"prefetch", providers_->prefetch_json()},
+           {"inflight_compiles", compiles_->inflight()},
+           {"compile_workers", {{"processes", pool_->processes()},
+                                {"running", pool_->running()},
+                                {"queued", pool_->queued()},
+                                {"cancelled", pool_->cancelled()}}},
+           {"compilers", std::move(compilers)},
+           {"include_roots", include_roots_.roots()},
+           {"sessions", server_->sessions()},
+           {"reconciled", reconciler_->startup_done()},
+           {"internal_errors", contained_exceptions()},
+           {"compile_confinement", confinement_.to_json()},
+           {"index", {{"schema_version", Index::latest_schema_version()}}}};
+  providers_->list_into(doc);
+  return doc;
 }
 
 }  // namespace kcache::daemon

@@ -11,9 +11,6 @@ namespace {
 constexpr std::size_t kMinBufferedCap = 256u << 20;
 }  // namespace
 
-const std::uint64_t TurnBudget::kUidTimePerTurn = 50'000;
-const std::uint32_t TurnBudget::kFramesPerTurn = 16;
-
 TurnBudget::TurnBudget(uv_loop_t* loop, std::uint32_t max_frame)
     : loop_(loop), buffered_cap_(std::max<std::size_t>(kMinBufferedCap, 4 * std::size_t{max_frame})) {}
 
@@ -49,7 +46,6 @@ bool TurnBudget::may_run(uid_t uid) const noexcept {
 void TurnBudget::charge(uid_t uid, std::uint64_t ns) { spent_[uid] += ns; }
 
 void TurnBudget::defer(std::weak_ptr<Session> session, bool ran_this_turn) {
-  ++deferrals_;
   if (ran_this_turn)
     deferred_.push_back(std::move(session));
   else

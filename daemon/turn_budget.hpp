@@ -32,9 +32,9 @@ class Session;
 
 class TurnBudget {
  public:
-  static const std::uint64_t kUidTimePerTurn;  // ns
+  static constexpr std::uint64_t kUidTimePerTurn = 50'000;  // ns
   // Frames one connection hands over per turn, whatever its uid's budget.
-  static const std::uint32_t kFramesPerTurn;
+  static constexpr std::uint32_t kFramesPerTurn = 16;
 
   TurnBudget(uv_loop_t* loop, std::uint32_t max_frame);
   Status start();
@@ -44,12 +44,10 @@ class TurnBudget {
   bool may_run(uid_t uid) const noexcept;
   void charge(uid_t uid, std::uint64_t ns);
   void defer(std::weak_ptr<Session> session, bool ran_this_turn);
-  std::size_t deferred() const noexcept { return deferred_.size(); }
 
   void add_buffered(uid_t uid, std::int64_t delta);
   bool buffered_ok(uid_t uid) const noexcept;
   std::size_t buffered_cap() const noexcept { return buffered_cap_; }
-  std::uint64_t deferrals() const noexcept { return deferrals_; }
 
  private:
   void end_turn();
@@ -63,7 +61,6 @@ class TurnBudget {
   std::unordered_map<uid_t, std::uint64_t> spent_;  // ns this turn, only uids that ran
   std::unordered_map<uid_t, std::size_t> buffered_;
   std::deque<std::weak_ptr<Session>> deferred_;
-  std::uint64_t deferrals_ = 0;
 };
 
 }  // namespace kcache::daemon

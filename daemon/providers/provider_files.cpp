@@ -5,7 +5,8 @@
 #include <unistd.h>
 
 #include <climits>
-#include <cstdio>
+
+#include "common/units.hpp"
 
 namespace kcache::providers {
 
@@ -17,14 +18,6 @@ Result<std::string> resolved_path(int fd) {
   if (static_cast<std::size_t>(n) >= sizeof buf) return make_error(Errc::io, "path too long");
   return std::string(buf, static_cast<std::size_t>(n));
 }
-
-namespace {
-std::string octal_mode(mode_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
-  return buf;
-}
-}  // namespace
 
 // By mode bits, as the kernel would judge the owner (its supplementary groups aside: a file
 // shared through one of them is refused, the safe side).
@@ -75,7 +68,7 @@ Result<OpenedFile> ProviderDir::open_file(std::string_view relative) const {
   if (!owner_may_read(out.st))
     return make_error(Errc::corrupt,
                       "file '" + rel + "' (owner uid " + std::to_string(out.st.st_uid) + ", mode " +
-                          octal_mode(out.st.st_mode) + (out.st.st_nlink > 1 ? ", hard-linked" : "") +
+                          format_mode(out.st.st_mode) + (out.st.st_nlink > 1 ? ", hard-linked" : "") +
                           ") is not readable by the provider directory's owner (uid " +
                           std::to_string(owner_) + "): not read");
   // Reopen the very inode the O_PATH handle names, for reading.

@@ -19,11 +19,9 @@ namespace {
 using nlohmann::json;
 
 json providers_document(Daemon& d) {
-  return {{"roots", d.providers().roots()},
-          {"providers", d.providers().to_json()},
-          {"providers_total", d.providers().provider_count()},
-          {"providers_truncated", d.providers().provider_count() > ProviderService::kMaxProvidersShown},
-          {"prefetch", d.providers().prefetch_json()}};
+  json doc{{"roots", d.providers().roots()}, {"prefetch", d.providers().prefetch_json()}};
+  d.providers().list_into(doc);
+  return doc;
 }
 
 }  // namespace

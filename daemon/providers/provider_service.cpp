@@ -248,6 +248,12 @@ void ProviderService::refuse(const std::string& path, const Digest128& fingerpri
   }
 }
 
+void ProviderService::list_into(nlohmann::json& doc) const {
+  doc["providers"] = to_json();
+  doc["providers_total"] = table_.size();
+  doc["providers_truncated"] = table_.size() > kMaxProvidersShown;
+}
+
 nlohmann::json ProviderService::to_json() const {
   using nlohmann::json;
   json out = json::array();

@@ -60,17 +60,18 @@ class ProviderService {
   // Rescans now; `done` runs once that scan is applied and the prefetches queued are done.
   void rescan(std::function<void()> done);
 
-  // providers[] (status and the providers operation): the first kMaxProvidersShown in scan
-  // order, so a root of 100,000 provider directories does not make every status reply tens
-  // of megabytes built on the loop; provider_count() is how many there are in all.
+  // Sets doc's `providers` (status and the providers operation): the first
+  // kMaxProvidersShown in scan order, so a root of 100,000 provider directories does not make
+  // every status reply tens of megabytes built on the loop; `providers_total` counts them all
+  // and `providers_truncated` says when the list is cut.
   static constexpr std::size_t kMaxProvidersShown = 256;
-  nlohmann::json to_json() const;
-  std::size_t provider_count() const noexcept { return table_.size(); }
+  void list_into(nlohmann::json& doc) const;
   nlohmann::json prefetch_json() const;
   MaterializeProgress progress() const { return materializer_.progress(); }
 
  private:
   struct ScanResult;
+  nlohmann::json to_json() const;  // the providers[] list_into() sets
   void schedule_scan();
   void apply(ScanResult& result);
   void prefetch();

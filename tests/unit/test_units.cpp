@@ -58,5 +58,13 @@ TEST(FormatDuration, UsesTheLargestExactUnitAndReadsBack) {
     EXPECT_EQ(*parse_duration(format_duration(milliseconds(ms))), milliseconds(ms));
 }
 
+TEST(FormatMode, WritesFourOctalDigitsAsChmodTakesThem) {
+  EXPECT_EQ(format_mode(0660), "0660");
+  EXPECT_EQ(format_mode(0711), "0711");
+  EXPECT_EQ(format_mode(0), "0000");
+  EXPECT_EQ(format_mode(04755), "4755");
+  EXPECT_EQ(format_mode(0140660), "0660");  // the file type bits of st_mode are not shown
+}
+
 }  // namespace
 }  // namespace kcache

@@ -1,4 +1,4 @@
-// common/units.hpp — human sizes and durations, as operators type them.
+// common/units.hpp — human sizes, durations and permission modes, as operators type them.
 //
 // Sizes: an integer with an optional binary suffix K, M, G, T (also KiB/MiB/GiB/TiB, KB…,
 // case-insensitive, all powers of 1024): "10G", "512M", "4096". Durations: an integer with a
@@ -20,6 +20,8 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 // "1.5 GiB", "512 B": for humans, never parsed back.
 std::string format_size(std::uint64_t bytes);
+// A permission mode as chmod takes it and parse_socket_mode reads it: "0660", "0711".
+std::string format_mode(std::uint32_t mode);
 // The largest unit that divides `d` exactly, as parse_duration reads it: "15m", "10s", "1500ms".
 std::string format_duration(std::chrono::milliseconds d);
 
