@@ -172,14 +172,14 @@ TEST_F(LoopBudgets, AFrameOfMillionsOfEmptyOptionsIsRefusedAtTheFirstOptionOverT
   const int fd = raw_connect();
   std::atomic<bool> sending{true};
   std::thread sender([&] {
-    // 1 MiB every 2 ms (the whole frame in ~130 ms), at the lowest priority as any user may
+    // 256 KiB every millisecond (the whole frame in ~300 ms), at the lowest priority as any user may
     // run it: the probe then measures what the daemon does with the frame, not three
     // threads sharing this VM's two vCPUs, where a waking thread can wait a whole
     // scheduler slice (~1.5 ms). The pipelined-status test above is the one that saturates.
     ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
     std::size_t sent = 0;
     while (sent < frames.size()) {
-      const std::size_t chunk = std::min<std::size_t>(frames.size() - sent, 1u << 20);
+      const std::size_t chunk = std::min<std::size_t>(frames.size() - sent, 256u << 10);
       std::size_t done = 0;
       while (done < chunk) {
         const ssize_t n = ::send(fd, frames.data() + sent + done, chunk - done, MSG_NOSIGNAL);
@@ -188,7 +188,7 @@ TEST_F(LoopBudgets, AFrameOfMillionsOfEmptyOptionsIsRefusedAtTheFirstOptionOverT
       }
       if (done < chunk) break;
       sent += chunk;
-      std::this_thread::sleep_for(2ms);
+      std::this_thread::sleep_for(1ms);
     }
     sending = false;
   });
