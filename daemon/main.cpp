@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "compile_worker.hpp"
-#include "config.hpp"
-#include "daemon.hpp"
-#include "logging.hpp"
+#include "compiler/compile_worker.hpp"
+#include "config/config.hpp"
+#include "app/daemon.hpp"
+#include "systemd/logging.hpp"
 
 int main(int argc, char** argv) {
   using namespace kcache::daemon;

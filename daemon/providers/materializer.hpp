@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cache.hpp"
+#include "cache/cache.hpp"
 #include "providers/manifest.hpp"
 
 namespace kcache::daemon {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "contain.hpp"
+#include "loop/contain.hpp"
 
 namespace kcache::daemon {
 

@@ -26,9 +26,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "arch/target.hpp"
-#include "cache.hpp"
-#include "devices.hpp"
-#include "providers/dir_watcher.hpp"
+#include "cache/cache.hpp"
+#include "devices/devices.hpp"
+#include "loop/dir_watcher.hpp"
 #include "providers/materializer.hpp"
 #include "providers/provider_load.hpp"
 #include "providers/provider_select.hpp"

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <optional>
 
-#include "daemon.hpp"
-#include "dispatch.hpp"
+#include "app/daemon.hpp"
+#include "server/dispatch.hpp"
 #include "providers/system_json.hpp"
-#include "session.hpp"
+#include "server/session.hpp"
 
 namespace kcache::daemon {
 

@@ -17,8 +17,8 @@
 #include <random>
 #include <string>
 
-#include "index.hpp"
-#include "store.hpp"
+#include "index/index.hpp"
+#include "store/store.hpp"
 
 using namespace kcache;
 using namespace kcache::daemon;

@@ -1,4 +1,4 @@
-// fuzz_config.cpp — kcached's TOML configuration file (daemon/config.hpp load_config_file).
+// fuzz_config.cpp — kcached's TOML configuration file (daemon/config/config.hpp load_config_file).
 //
 // load_config_file takes a path, so each input is written to one private temporary file
 // (removed at exit). Any outcome is fine but a crash, a leak, UB or an escaping exception.
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "config.hpp"
+#include "config/config.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// fuzz_control.cpp — the control operations' requests and replies (daemon/control_requests.hpp,
-// daemon/control_reply.hpp): what any socket user's status, list, gc, evict, report, verify,
+// fuzz_control.cpp — the control operations' requests and replies (daemon/handlers/control_requests.hpp,
+// daemon/handlers/control_reply.hpp): what any socket user's status, list, gc, evict, report, verify,
 // providers, devices, prefetch and reload frames reach before a handler acts.
 //
 // Input: the first byte picks a control opcode, the rest is its JSON text. It is decoded as
@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "control_reply.hpp"
-#include "control_requests.hpp"
+#include "handlers/control_reply.hpp"
+#include "handlers/control_requests.hpp"
 #include "wire/fields.hpp"
 
 namespace kd = kcache::daemon;

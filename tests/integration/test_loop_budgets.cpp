@@ -1,4 +1,4 @@
-// Budgets checked before work (daemon/turn_budget.hpp, the per-opcode frame limits of
+// Budgets checked before work (daemon/server/turn_budget.hpp, the per-opcode frame limits of
 // wire/frame.hpp, the decode limits of wire/messages.hpp): a flood of cheap pipelined
 // requests, a frame of millions of empty options, or headers announcing frames that never
 // finish, sent by another uid, leave a probe client's hits within 5x of their baseline and
