@@ -90,6 +90,8 @@ class Daemon {
   void stop();
   void cache_lost(const Error& why);
   Result<nlohmann::json> apply_reload();
+  // Installs a new device table; true when it differs from the old one (providers rescan).
+  bool replace_devices(DeviceTable devices);
 
   DaemonConfig config_;
   uv_loop_t loop_{};

@@ -13,6 +13,7 @@
 
 #include "app/daemon.hpp"
 #include "app/service_snapshot.hpp"
+#include "config/settings.hpp"
 
 namespace kcache::daemon {
 
@@ -27,42 +28,40 @@ std::uint64_t monotonic_usec() {
          static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-// Keys applied at run time: limits are read per request or per connection, so the new value
-// holds from the next request (max_frame: from the next connection).
-template <class F>
-void for_each_runtime_limit(DaemonConfig& now, const DaemonConfig& next, F&& f) {
-  f("max_size", now.max_size, next.max_size);
-  f("limits.max_frame", now.max_frame, next.max_frame);
-  f("limits.max_connections", now.max_connections, next.max_connections);
-  f("limits.max_pending_per_client", now.max_pending_per_client, next.max_pending_per_client);
-  f("limits.max_name", now.limits.max_name, next.limits.max_name);
-  f("limits.max_source", now.limits.max_source, next.limits.max_source);
-  f("limits.max_headers", now.limits.max_headers, next.limits.max_headers);
-  f("limits.max_header_bytes", now.limits.max_header_bytes, next.limits.max_header_bytes);
-  f("limits.max_options", now.limits.max_options, next.limits.max_options);
-  f("limits.max_option_length", now.limits.max_option_length, next.limits.max_option_length);
-  f("gc.grace", now.gc_grace, next.gc_grace);
-  f("gc.high_watermark", now.gc_high_watermark, next.gc_high_watermark);
-  f("gc.low_watermark", now.gc_low_watermark, next.gc_low_watermark);
-  f("gc.max_age", now.gc_max_age, next.gc_max_age);
+// The settings whose value changed, by what a reload does with them (settings.hpp): `live`
+// ones are taken into the running configuration here (their users read it at each use);
+// `step` ones are applied by a step of their own below; `restart` ones are only reported.
+struct SettingChanges {
+  std::vector<const Setting*> live, step, restart;
+};
+
+SettingChanges diff_settings(const DaemonConfig& now, const DaemonConfig& next) {
+  SettingChanges out;
+  for (const Setting& s : settings()) {
+    if (s.load(now) == s.load(next)) continue;
+    switch (s.reload) {
+      case ReloadPolicy::live: out.live.push_back(&s); break;
+      case ReloadPolicy::step: out.step.push_back(&s); break;
+      case ReloadPolicy::restart: out.restart.push_back(&s); break;
+    }
+  }
+  return out;
 }
 
-// Keys that only a restart applies: they shape components built once at start-up.
-void restart_only_changes(const DaemonConfig& now, const DaemonConfig& next, json& out) {
-  if (next.cache_dir != now.cache_dir) out.push_back("cache_dir");
-  if (!next.socket_path.empty() && next.socket_path != now.socket_path) out.push_back("socket");
-  if (next.compile_workers != now.compile_workers) out.push_back("compile.workers");
-  if (next.compile_timeout != now.compile_timeout) out.push_back("compile.timeout");
-  if (next.compile_memory_limit != now.compile_memory_limit) out.push_back("compile.memory_limit");
-  if (next.scrub_rate != now.scrub_rate) out.push_back("scrub.rate");
-  if (next.compile_failure_ttl != now.compile_failure_ttl) out.push_back("compile.failure_ttl");
-  if (next.compile_user != now.compile_user) out.push_back("compile.user");
-  if (next.index_flush_interval != now.index_flush_interval)
-    out.push_back("index.flush_interval");
-  if (next.provider_roots != now.provider_roots) out.push_back("provider_roots");
-  if (next.include_roots != now.include_roots) out.push_back("include_roots");
-  if (next.socket_mode != now.socket_mode) out.push_back("socket_mode");
-  if (next.socket_group != now.socket_group) out.push_back("socket_group");
+// The command line as given at start-up, parsed again exactly as then.
+Result<DaemonConfig> parse_again(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  KC_TRY_ASSIGN(ParsedArgs parsed, parse_daemon_args(static_cast<int>(args.size()), argv.data()));
+  KC_TRY(apply_default_paths(parsed.config));
+  return std::move(parsed.config);
+}
+
+bool changed(const SettingChanges& c, std::string_view key) {
+  for (const Setting* s : c.step)
+    if (s->key == key) return true;
+  return false;
 }
 
 }  // namespace
@@ -81,70 +80,68 @@ Result<json> Daemon::reload(std::string_view origin) {
 Result<json> Daemon::apply_reload() {
   if (config_.command_line.empty())
     return make_error(Errc::invalid_argument, "this daemon was not started from a command line");
-  std::vector<std::string> args = config_.command_line;
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  KC_TRY_ASSIGN(ParsedArgs parsed, parse_daemon_args(static_cast<int>(args.size()), argv.data()));
-  DaemonConfig next = std::move(parsed.config);
-  KC_TRY(apply_default_paths(next));
+  KC_TRY_ASSIGN(DaemonConfig next, parse_again(config_.command_line));
+  // No socket named: the daemon keeps the one systemd passed it, or its default path.
+  if (next.socket_path.empty()) next.socket_path = config_.socket_path;
+  const SettingChanges changes = diff_settings(config_, next);
 
   // Everything that can fail is done before anything changes.
-  const bool devices_changed = next.devices != config_.devices;
   std::optional<DeviceTable> devices;
-  if (devices_changed) {
+  if (changed(changes, "devices")) {
     KC_TRY_ASSIGN(DeviceTable table, DeviceTable::resolve(next.devices, config_.sysfs_root));
     devices = std::move(table);
   }
   std::optional<gid_t> admin_gid;
-  const bool admin_changed = next.admin_group != config_.admin_group;
+  const bool admin_changed = changed(changes, "admin_group");
   if (admin_changed && !next.admin_group.empty()) {
     KC_TRY_ASSIGN(admin_gid, resolve_group(next.admin_group));
   }
 
-  json changed = json::array();
-  json needs_restart = json::array();
-  restart_only_changes(config_, next, needs_restart);
-  if (next.log_level != config_.log_level) {
-    // Compile workers keep the level they were started with until they are replaced.
-    spdlog::set_level(spdlog::level::from_str(next.log_level));
-    config_.log_level = next.log_level;
-    changed.push_back("log_level");
+  json applied = json::array();
+  for (const Setting* s : changes.live) {
+    s->store(config_, s->load(next));
+    applied.push_back(s->key);
   }
-  for_each_runtime_limit(config_, next, [&](const char* name, auto& value, const auto& wanted) {
-    if (value == wanted) return;
-    value = wanted;
-    changed.push_back(name);
-  });
   // The collector reads its policy at the start of each run; a lower budget starts one now.
   gc_->set_policy(gc_policy(config_));
   gc_->maybe_start();
+  if (changed(changes, "log_level")) {
+    // Compile workers keep the level they were started with until they are replaced.
+    spdlog::set_level(spdlog::level::from_str(next.log_level));
+    config_.log_level = next.log_level;
+    applied.push_back("log_level");
+  }
   if (admin_changed) {
     admin_.set_group(admin_gid, next.admin_group);
     config_.admin_group = next.admin_group;
-    changed.push_back("admin_group");
+    applied.push_back("admin_group");
   }
-  if (devices_changed) {
+  if (devices) {
     config_.devices = next.devices;
-    const bool different = !devices->same_devices(devices_);
-    devices_ = std::move(*devices);
-    if (different) {
-      changed.push_back("devices");
-      // Provider selection is per device: choose again for the new table.
-      if (providers_->enabled()) providers_->rescan([] {});
-    }
-    for (const auto& note : devices_.notes()) spdlog::info("device discovery: {}", note);
-    for (const auto& dev : devices_.devices())
-      spdlog::info("device {}: {} {} → {} ({}, {})", dev.index, dev.backend, dev.arch,
-                   dev.compile_target, dev.source, dev.name);
+    if (replace_devices(std::move(*devices))) applied.push_back("devices");
   }
-  for (const auto& key : needs_restart)
-    spdlog::warn("reload: {} changed; it takes effect at the next restart", key.get<std::string>());
-  spdlog::info("reload done: {} changed", changed.size());
+  json needs_restart = json::array();
+  for (const Setting* s : changes.restart) {
+    spdlog::warn("reload: {} changed; it takes effect at the next restart", s->key);
+    needs_restart.push_back(s->key);
+  }
+  spdlog::info("reload done: {} changed", applied.size());
   return json{{"reloaded", true},
-              {"changed", std::move(changed)},
+              {"changed", std::move(applied)},
               {"needs_restart", std::move(needs_restart)},
               {"devices", devices_.to_json()}};
+}
+
+bool Daemon::replace_devices(DeviceTable devices) {
+  const bool different = !devices.same_devices(devices_);
+  devices_ = std::move(devices);
+  // Provider selection is per device: choose again for the new table.
+  if (different && providers_->enabled()) providers_->rescan([] {});
+  for (const auto& note : devices_.notes()) spdlog::info("device discovery: {}", note);
+  for (const auto& dev : devices_.devices())
+    spdlog::info("device {}: {} {} → {} ({}, {})", dev.index, dev.backend, dev.arch,
+                 dev.compile_target, dev.source, dev.name);
+  return different;
 }
 
 }  // namespace kcache::daemon

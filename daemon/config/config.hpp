@@ -1,10 +1,11 @@
 // config.hpp — everything kcached can be told, with its embedded defaults.
 //
-// Contract: `DaemonConfig{}` holds the defaults documented in docs/operations.md.
+// Contract: `DaemonConfig{}` holds the defaults; settings.hpp's table says, once per field,
+// its key, flag, bounds, default and reload policy (docs/operations.md is rendered from it).
 // `load_config_file(path, config)` overlays a TOML file; `parse_daemon_args(argc, argv)`
-// overlays the command line on top (command line wins) and fills the DESIGN §8 default
-// paths for anything still unset. Unknown keys, bad sizes or durations are errors that name
-// the key and the value; nothing is silently ignored.
+// overlays KCACHE_DEVICES and then the command line (command line wins). Unknown keys, bad
+// values and values out of bounds are errors that name the key (or flag) and the value;
+// nothing is silently ignored.
 #pragma once
 
 #include <chrono>
@@ -59,9 +60,6 @@ struct DaemonConfig {
 };
 
 Status load_config_file(const std::string& path, DaemonConfig& config);
-
-// "0660" (octal, as chmod takes it) → 0660; at most 0777.
-Result<std::uint32_t> parse_socket_mode(const std::string& text);
 
 struct ParsedArgs {
   DaemonConfig config;

@@ -1,6 +1,8 @@
 // kcached and the service manager: READY/STATUS/WATCHDOG/RELOADING notifications, SIGHUP and
 // the reload operation (re-reading the configuration without dropping clients).
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -103,6 +105,36 @@ TEST_F(Systemd, ReloadOperationNamesWhatChangedAndWhatNeedsARestart) {
   EXPECT_NE(read_file(log_path_).find("reload: compile.workers changed; it takes effect at the "
                                       "next restart"),
             std::string::npos);
+}
+
+// Every limits.* setting is read where it is used: a reload applies them all, says so, and
+// the next connection meets them (before the settings table, these four were neither).
+TEST_F(Systemd, ReloadAppliesTheConnectionLimits) {
+  const std::string config = write_config("[limits]\nmax_connections_per_uid = 512\n");
+  start({"--config", config});
+  write_config("[limits]\nmax_connections_per_uid = 3\nframe_timeout = \"1s\"\n"
+               "stall_timeout = \"5s\"\nmax_queued_per_client = \"1M\"\n");
+  // The client's connection goes with it: it would count against the new per-uid limit.
+  auto reply = client().control("reload");
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  const auto doc = nlohmann::json::parse(*reply);
+  EXPECT_EQ(doc["changed"], (nlohmann::json{"limits.max_connections_per_uid", "limits.max_queued_per_client",
+                                            "limits.frame_timeout", "limits.stall_timeout"}))
+      << *reply;
+  EXPECT_EQ(doc["needs_restart"], nlohmann::json::array()) << *reply;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) held.push_back(raw_connect());
+  // The fourth is over the new limit of 3 and closed at once; the silent three go at the new
+  // frame timeout (1 s, not 10 s).
+  timeval tv{4, 0};
+  for (int fd : held) ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char byte = 0;
+  for (int fd : held) EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "connection not closed within 4 s";
+  for (int fd : held) ::close(fd);
+  const std::string log = read_file(log_path_);
+  EXPECT_NE(log.find("limit 3 per uid"), std::string::npos) << log;
+  EXPECT_NE(log.find("no hello within 1s"), std::string::npos) << log;
 }
 
 TEST_F(Systemd, BadConfigurationOnReloadChangesNothing) {

@@ -25,7 +25,7 @@ class ConfigTest : public ::testing::Test {
   std::string dir_;
 };
 
-TEST_F(ConfigTest, FileSetsEveryDocumentedKey) {
+TEST_F(ConfigTest, FileSetsKeysOfEveryKind) {
   DaemonConfig c;
   const auto st = load_config_file(write(R"(
 cache_dir = "/srv/kcache"
