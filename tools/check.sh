@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs the dependencies, builds with warnings as errors, runs every
-# test. README's second set-up command and .ci/run are this script.
+# The test command: installs the dependencies, builds with warnings as errors, checks the size
+# limits (tools/lint-sizes.sh), runs every test. README's second set-up command and .ci/run
+# are this script.
 #
 # Where NVRTC is found, the suite runs a second time with it hidden (the loader pointed at a
 # path that does not exist), so a test that needs CUDA without saying so fails here too and
@@ -35,6 +36,8 @@ if [ ! -d "$builddir" ]; then
   meson setup "$builddir" -Dwerror=true --buildtype=debugoptimized
 fi
 ninja -C "$builddir" -j "$(nproc)"
+# The size limits (no file over 500 lines, no function over 80) fail the check like a test.
+tools/lint-sizes.sh "$builddir"
 suite_pass found "pass 1: compilers as found"
 
 if [ "${KCACHE_CHECK_ONE_PASS:-0}" = 1 ]; then

@@ -16,6 +16,8 @@ packages=(
   libgtest-dev libgmock-dev sqlite3 xxhash zstd
   # fuzzing: libFuzzer with ASan/UBSan (docs/fuzzing.md)
   clang-14 libclang-rt-14-dev
+  # the size lint: no function over 80 lines (tools/lint-sizes.sh)
+  clang-tidy-14
   # hiprtc (AMD compiles, loaded at run time)
   libamdhip64-dev
 )

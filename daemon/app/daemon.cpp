@@ -93,11 +93,24 @@ Status Daemon::start() {
   KC_TRY_ASSIGN(Store store, Store::open(config_.cache_dir));
   store_ = std::make_unique<Store>(std::move(store));
   KC_TRY(store_->sweep_staging());
-
-  // Index: open (migrating), read counters, then stream every row into the catalog on the
-  // index thread while this thread waits (nothing else runs yet).
-  const auto t0 = std::chrono::steady_clock::now();
   const std::string index_path = config_.cache_dir + "/index.sqlite";
+  KC_TRY_ASSIGN(Fd index_fd, load_index(index_path));
+  KC_TRY_ASSIGN(const std::string executable, probe_toolchain());
+  KC_TRY(build_services(executable, std::move(index_fd), index_path));
+  KC_TRY(open_socket());
+  // Who may read the cache follows who may connect (after bind: the socket is the truth).
+  KC_TRY(restrict_cache_dir(config_.cache_dir, server_->path()));
+  install_signal_handlers();
+  systemd_ = std::make_unique<SystemdLink>(*this);
+  KC_TRY(systemd_->start());
+  return {};
+}
+
+// The index: open (migrating), read counters, then stream every row into the catalog on the
+// index thread while this thread waits (nothing else runs yet). Returns the index file, held
+// so the ownership watch can tell whether index.sqlite is still the file in use.
+Result<Fd> Daemon::load_index(const std::string& index_path) {
+  const auto t0 = std::chrono::steady_clock::now();
   // A damaged index is never guessed around: the daemon refuses and says what to do.
   const auto damaged = [&index_path](const Error& e) {
     if (e.code == Errc::unsupported_version) return e;
@@ -110,7 +123,6 @@ Status Daemon::start() {
   auto opened = Index::open(index_path);
   if (!opened.ok()) return damaged(opened.error());
   Index index = std::move(opened).value();
-  // Held so the ownership watch can tell whether index.sqlite is still the file in use.
   Fd index_fd(::open(index_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!index_fd) return errno_error(Errc::io, "cannot open " + index_path);
   auto counters = index.load_counters();
@@ -134,7 +146,11 @@ Status Daemon::start() {
       std::chrono::steady_clock::now() - t0);
   spdlog::info("cache {}: {} entries, {} (index loaded in {} ms)", config_.cache_dir,
                cache_->catalog().size(), format_size(cache_->catalog().bytes()), load_ms.count());
+  return index_fd;
+}
 
+// The executable (compile workers run it), include roots, compilers and devices, logged.
+Result<std::string> Daemon::probe_toolchain() {
   char exe_buf[4096];
   std::size_t exe_len = sizeof exe_buf;
   if (const int rc = uv_exepath(exe_buf, &exe_len); rc != 0) return uv_error("uv_exepath", rc);
@@ -154,7 +170,12 @@ Status Daemon::start() {
   for (const auto& dev : devices_.devices())
     spdlog::info("device {}: {} {} → {} ({}, {})", dev.index, dev.backend, dev.arch,
                  dev.compile_target, dev.source, dev.name);
+  return executable;
+}
 
+// The compile pool and the services on the cache, wired to each other.
+Status Daemon::build_services(const std::string& executable, Fd index_fd,
+                              const std::string& index_path) {
   WorkerPoolOptions pool_options;
   KC_TRY(plan_worker_confinement(pool_options));
   pool_options.executable = executable;
@@ -182,7 +203,11 @@ Status Daemon::start() {
   admin_ = AdminPolicy(::geteuid(), admin_gid);
   admin_.set_group(admin_gid, config_.admin_group);
   providers_ = std::make_unique<ProviderService>(&loop_, *cache_, devices_, config_.provider_roots);
+  return {};
+}
 
+// The listening socket: the one systemd passed, or bound at the configured path.
+Status Daemon::open_socket() {
   server_ = std::make_unique<Server>(&loop_, *this, config_.max_frame);
   if (config_.socket_path.empty() && sd_listen_fds(0) == 1) {
     KC_TRY(server_->adopt(SD_LISTEN_FDS_START));
@@ -198,9 +223,10 @@ Status Daemon::start() {
     KC_TRY(server_->bind(config_.socket_path, config_.socket_mode, socket_gid));
   }
   KC_TRY(server_->start());
-  // Who may read the cache follows who may connect (after bind: the socket is the truth).
-  KC_TRY(restrict_cache_dir(config_.cache_dir, server_->path()));
+  return {};
+}
 
+void Daemon::install_signal_handlers() {
   ::signal(SIGPIPE, SIG_IGN);  // writes use MSG_NOSIGNAL; this covers anything else
   for (auto* h : {&sigterm_, &sigint_}) {
     *h = UvHandle<uv_signal_t>::make();
@@ -213,9 +239,6 @@ Status Daemon::start() {
   };
   uv_signal_start(sigterm_.get(), on_signal, SIGTERM);
   uv_signal_start(sigint_.get(), on_signal, SIGINT);
-  systemd_ = std::make_unique<SystemdLink>(*this);
-  KC_TRY(systemd_->start());
-  return {};
 }
 
 int Daemon::run() {

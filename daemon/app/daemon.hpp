@@ -86,6 +86,12 @@ class Daemon {
  private:
   explicit Daemon(DaemonConfig config);
   Status start();
+  // The steps of start(), in order.
+  Result<Fd> load_index(const std::string& index_path);
+  Result<std::string> probe_toolchain();
+  Status build_services(const std::string& executable, Fd index_fd, const std::string& index_path);
+  Status open_socket();
+  void install_signal_handlers();
   Status plan_worker_confinement(WorkerPoolOptions& options);
   void stop();
   void cache_lost(const Error& why);

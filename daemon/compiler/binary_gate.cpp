@@ -3,6 +3,7 @@
 #include <span>
 #include <string>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "arch/target.hpp"
 

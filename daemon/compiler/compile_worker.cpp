@@ -24,8 +24,6 @@ namespace kcache::daemon {
 
 namespace {
 
-constexpr std::uint32_t kMaxJobFrame = 512u << 20;
-
 class CompilerCache {
  public:
   Result<Compiler*> get(const std::string& backend) {
@@ -67,13 +65,12 @@ int thread_count() {
 }
 
 Status reply(int fd, std::uint32_t request_id, const Result<wire::CompileResult>& result) {
-  std::string payload;
-  if (result.ok()) wire::encode(payload, result.value());
-  else wire::encode_error(payload, result.error());
   std::string frame;
-  wire::append_frame(frame,
-                     static_cast<std::uint16_t>(wire::Opcode::compile) | wire::kReplyBit, 0,
-                     request_id, payload);
+  wire::build_frame(frame, static_cast<std::uint16_t>(wire::Opcode::compile) | wire::kReplyBit, 0,
+                    request_id, [&](std::string& out) {
+                      if (result.ok()) wire::encode(out, result.value());
+                      else wire::encode_error(out, result.error());
+                    });
   return write_all(fd, frame.data(), frame.size());
 }
 
@@ -119,7 +116,7 @@ int run_compile_worker(int fd, std::uint64_t memory_limit, const ConfinementPlan
   if (::getppid() == 1) return 1;
   CompilerCache compilers;
   if (!prepare_worker(compilers, memory_limit, plan)) return 1;
-  wire::FrameReader reader(kMaxJobFrame);
+  wire::FrameReader reader(kMaxWorkerFrame);
   // Leaves without unloading the compilers: NVRTC carries its own C++ runtime whose teardown
   // after dlclose is neither needed nor clean. The kernel reclaims everything.
   const auto leave = [](int code) {

@@ -13,7 +13,12 @@
 
 namespace kcache::daemon {
 
+// The worker protocol's constants, for both ends (worker_pool.cpp spawns, this file serves).
+// The worker's end of the socketpair: the pool passes it as the child's fd 3.
 inline constexpr int kCompileWorkerFd = 3;
+// Largest frame either end accepts: a compile job or result. Sources are bounded far below
+// this (limits.max_source); binaries rarely exceed 64 MiB.
+inline constexpr std::uint32_t kMaxWorkerFrame = 512u << 20;
 
 // Confines itself to `plan` (worker_confinement.hpp) before reading the first job; exits 1
 // without compiling anything when that fails.

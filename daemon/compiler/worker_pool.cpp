@@ -12,14 +12,12 @@
 #include "common/units.hpp"
 #include "loop/contain.hpp"
 #include "compiler/scratch_dir.hpp"
+#include "compiler/compile_worker.hpp"
 #include "wire/frame.hpp"
 
 namespace kcache::daemon {
 
 namespace {
-// A compile job or result: sources are bounded far below this, binaries rarely exceed 64 MiB.
-constexpr std::uint32_t kMaxWorkerFrame = 512u << 20;
-constexpr int kWorkerFd = 3;  // the worker's end of the socketpair, per --compile-worker
 
 // Signals a compiler never raises on itself: a worker that dies of one the daemon did not
 // send was killed by someone else (the kernel's OOM killer sends SIGKILL).
@@ -96,20 +94,20 @@ Status WorkerPool::Worker::spawn() {
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  uv_stdio_container_t stdio[4];
+  uv_stdio_container_t stdio[kCompileWorkerFd + 1];
   stdio[0].flags = UV_IGNORE;
   stdio[1].flags = UV_INHERIT_FD;
   stdio[1].data.fd = STDOUT_FILENO;
   stdio[2].flags = UV_INHERIT_FD;
   stdio[2].data.fd = STDERR_FILENO;
-  stdio[kWorkerFd].flags = UV_INHERIT_FD;
-  stdio[kWorkerFd].data.fd = theirs.get();
+  stdio[kCompileWorkerFd].flags = UV_INHERIT_FD;
+  stdio[kCompileWorkerFd].data.fd = theirs.get();
 
   uv_process_options_t opts{};
   opts.file = argv[0];
   opts.args = argv.data();
   opts.stdio = stdio;
-  opts.stdio_count = 4;
+  opts.stdio_count = kCompileWorkerFd + 1;
   opts.exit_cb = [](uv_process_t* p, std::int64_t status, int signal) {
     if (p->data != nullptr) static_cast<Worker*>(p->data)->on_exit(status, signal);
   };
@@ -132,11 +130,9 @@ Status WorkerPool::Worker::spawn() {
 }
 
 void WorkerPool::Worker::assign(Pending pending) {
-  std::string payload;
-  wire::encode(payload, pending.job);
   std::string frame;
-  wire::append_frame(frame, static_cast<std::uint16_t>(wire::Opcode::compile), 0, ++request_id_,
-                     payload);
+  wire::build_frame(frame, static_cast<std::uint16_t>(wire::Opcode::compile), 0, ++request_id_,
+                    [&](std::string& out) { wire::encode(out, pending.job); });
   current_ = std::move(pending);
   timed_out_ = false;
   channel_->send(std::move(frame));

@@ -4,8 +4,9 @@
 #include "arch/target.hpp"
 #include "common/cache_key.hpp"
 #include "app/daemon.hpp"
-#include "server/dispatch.hpp"
-#include "providers/provider_step.hpp"
+#include "handlers/handlers.hpp"
+#include "handlers/module_reply.hpp"
+#include "handlers/provider_step.hpp"
 #include "compile/include_rules.hpp"
 #include "compile/option_rules.hpp"
 #include "compile/request_rules.hpp"
@@ -17,47 +18,6 @@ namespace kcache::daemon {
 namespace {
 
 constexpr auto kGet = wire::Opcode::get;
-
-}  // namespace
-
-// Sends the module of `entry` under `key`. With want_fd, opens it first; a file that vanished
-// behind the daemon's back drops the entry and reports not_found (the caller may recompile).
-Status send_module(Daemon& d, Session& s, std::uint32_t id, const Digest128& key,
-                   const Entry& entry, wire::Origin origin, bool want_fd) {
-  Fd fd;
-  if (want_fd) {
-    auto opened = d.cache().store().open_object(entry.digest, entry.kind);
-    if (!opened.ok()) {
-      spdlog::warn("entry {}: {}; dropping it", key.hex(), opened.error().message);
-      d.cache().remove(key);
-      return opened.error();
-    }
-    fd = std::move(opened).value();
-  }
-  wire::ModuleReply r;
-  r.path = d.cache().path_of(entry);
-  r.size = entry.size;
-  r.digest = entry.digest;
-  r.origin = origin;
-  r.target = d.cache().target_of(entry);
-  r.key = key;
-  std::string frame = wire::start_frame(192 + r.path.size());
-  wire::encode(frame, r);
-  s.reply(id, kGet, std::move(frame), 0, std::move(fd));
-  return {};
-}
-
-namespace {
-
-// A hit: serve it and count it. Returns false when the entry turned out to be unusable.
-bool serve_hit(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
-               bool want_fd) {
-  if (!d.cache().still_published(key, entry)) return false;  // a miss: rebuilt from here
-  if (!send_module(d, s, id, key, entry, wire::Origin::hit, want_fd).ok()) return false;
-  d.cache().mark_served(key, entry);
-  ++d.stats().hits;
-  return true;
-}
 
 struct Resolved {
   std::string target;   // canonical
@@ -127,7 +87,7 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
   const bool want_fd = (req.flags & wire::kGetWantFd) != 0;
   // Key-only lookup: the client computed the key; answer from memory or ask for the source.
   if (req.key && !req.source) {
-    if (Entry* e = d.cache().lookup(*req.key); e != nullptr && serve_hit(d, *s, id, *req.key, *e, want_fd))
+    if (Entry* e = d.cache().lookup(*req.key); e != nullptr && serve_entry(d, *s, id, *req.key, *e, wire::Origin::hit, want_fd))
       return;
     if (auto failed = d.compiles().recent_failure(*req.key)) {
       s->reply_error(id, kGet, *failed);  // no source round trip for a known-broken module
@@ -167,19 +127,12 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
     return;
   }
 
-  KeyInput in;
-  in.backend = where->backend;
-  in.target = where->target;
   // Headers under the include roots are part of what was compiled: their digest is too.
   const std::string key_identity = *identity + roots.key_suffix();
-  in.compiler = key_identity;
-  in.options.assign(req.options.begin(), req.options.end());
-  in.name = req.name;
-  in.source = *req.source;
-  for (const auto& h : req.headers) in.headers.push_back({h.name, h.data});
-  const Digest128 key = compute_cache_key(in);
+  const KeySubject subject{where->backend, where->target, key_identity, req.name, *req.source};
+  const Digest128 key = compute_cache_key(key_input_of(subject, req.options, req.headers));
 
-  if (Entry* e = d.cache().lookup(key); e != nullptr && serve_hit(d, *s, id, key, *e, want_fd))
+  if (Entry* e = d.cache().lookup(key); e != nullptr && serve_entry(d, *s, id, key, *e, wire::Origin::hit, want_fd))
     return;
   compile_and_reply(d, s, id, key, std::move(req), std::move(*where), std::move(*identity));
 }

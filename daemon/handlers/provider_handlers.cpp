@@ -8,7 +8,7 @@
 #include "handlers/control_reply.hpp"
 #include "handlers/control_requests.hpp"
 #include "app/daemon.hpp"
-#include "server/dispatch.hpp"
+#include "handlers/handlers.hpp"
 #include "server/session.hpp"
 #include "wire/messages.hpp"
 
@@ -47,9 +47,7 @@ void handle_prefetch(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t
     return;
   }
   spdlog::info("prefetch requested by uid {} (pid {})", s->peer().uid, s->peer().pid);
-  std::string frame = wire::start_frame(32);
-  wire::encode_error(frame, make_error(Errc::in_progress, "rescanning providers and prefetching"));
-  s->reply(id, kOp, std::move(frame), wire::kFlagInterim);
+  s->reply_in_progress(id, kOp, "rescanning providers and prefetching");
 
   const MaterializeProgress before = d.providers().progress();
   const auto started = std::chrono::steady_clock::now();

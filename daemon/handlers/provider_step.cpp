@@ -1,5 +1,5 @@
 // The provider step of get: rank, serve from the catalog, or materialize and serve.
-#include "providers/provider_step.hpp"
+#include "handlers/provider_step.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "app/daemon.hpp"
-#include "server/dispatch.hpp"
+#include "handlers/module_reply.hpp"
 #include "providers/system_json.hpp"
 #include "server/session.hpp"
 
@@ -51,15 +51,6 @@ std::string join_reasons(std::vector<std::string> reasons) {
   return out;
 }
 
-bool serve_entry(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
-                 bool want_fd) {
-  if (!d.cache().still_published(key, entry)) return false;  // materialized again below
-  if (!send_module(d, s, id, key, entry, wire::Origin::provider, want_fd).ok()) return false;
-  d.cache().mark_served(key, entry);
-  ++d.stats().provider_hits;
-  return true;
-}
-
 void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
              const std::shared_ptr<Step>& step) {
   ProviderService& providers = d.providers();
@@ -71,16 +62,14 @@ void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
     const Digest128 key = providers.key_of(pick);
     if (std::find(step->tried.begin(), step->tried.end(), key) != step->tried.end()) continue;
     // A catalog entry whose file vanished or changed is dropped: materialize it again.
-    if (Entry* e = d.cache().lookup(key); e != nullptr && serve_entry(d, *s, id, key, *e, want_fd))
+    if (Entry* e = d.cache().lookup(key); e != nullptr && serve_entry(d, *s, id, key, *e, wire::Origin::provider, want_fd))
       return;
     if (!s->acquire_slot()) {
       s->reply_error(id, kGet, make_error(Errc::busy, "too many pending requests on this connection"));
       return;
     }
     // The interim reply goes first: the outcome may arrive before materialize() returns.
-    std::string frame = wire::start_frame(32);
-    wire::encode_error(frame, make_error(Errc::in_progress, "materializing a provider module"));
-    s->reply(id, kGet, std::move(frame), wire::kFlagInterim);
+    s->reply_in_progress(id, kGet, "materializing a provider module");
     std::weak_ptr<Session> weak = s;
     providers.materialize(pick, /*urgent=*/true,
                           [&d, weak, id, key, step, want_fd](const Result<Entry>& outcome) {
@@ -89,7 +78,7 @@ void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                             session->release_slot();
                             if (outcome.ok()) {
                               Entry* e = d.cache().lookup(key);
-                              if (e != nullptr && serve_entry(d, *session, id, key, *e, want_fd)) return;
+                              if (e != nullptr && serve_entry(d, *session, id, key, *e, wire::Origin::provider, want_fd)) return;
                             }
                             step->tried.push_back(key);
                             step->failures.push_back(outcome.ok() ? "module " + key.hex() + " vanished"

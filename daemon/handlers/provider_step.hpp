@@ -1,4 +1,4 @@
-// providers/provider_step.hpp — step 1 of `get` (DESIGN §3): serve from a provider.
+// handlers/provider_step.hpp — step 1 of `get` (DESIGN §3): serve from a provider.
 //
 // Contract (loop thread):
 //  * A request with a `version` is first offered to the providers (after the first scan):

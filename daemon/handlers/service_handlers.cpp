@@ -4,7 +4,7 @@
 #include "handlers/control_reply.hpp"
 #include "handlers/control_requests.hpp"
 #include "app/daemon.hpp"
-#include "server/dispatch.hpp"
+#include "handlers/handlers.hpp"
 #include "server/session.hpp"
 
 namespace kcache::daemon {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <span>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 
 namespace kcache::providers {

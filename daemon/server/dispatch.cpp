@@ -1,5 +1,7 @@
 #include "server/dispatch.hpp"
 
+#include "handlers/handlers.hpp"
+
 namespace kcache::daemon {
 
 namespace {

@@ -25,15 +25,20 @@ struct Candidate {
   std::string name;      // for file problems
   std::string detail;
 };
+
+// What the pool thread found in the store (scan_store).
+struct StoreScan {
+  std::vector<Candidate> candidates;
+  std::vector<std::string> staging;
+  std::vector<std::string> io_errors;
+  std::uint64_t checked_bytes = 0;
+};
 }  // namespace
 
 struct Reconciler::Scan {
   Mode mode = Mode::quick;
   std::vector<Item> items;
-  std::vector<Candidate> candidates;
-  std::vector<std::string> staging;
-  std::vector<std::string> io_errors;
-  std::uint64_t checked_bytes = 0;
+  StoreScan found;
   std::string index_findings;
   std::string layout_findings;  // what check_layout found removed or replaced
   std::vector<Done> waiters;
@@ -58,79 +63,83 @@ void Reconciler::run(Mode mode, Done done) {
 
 namespace {
 
-// Pool thread: lists the store and (full mode) reads every object once.
-void scan_store(const Store& store, bool full, std::vector<Item>& items,
-                std::vector<Candidate>& out, std::vector<std::string>& staging,
-                std::vector<std::string>& io_errors, std::uint64_t& checked_bytes) {
+// Pool thread: every file of the 256 shards, judged by its name alone. Fills `present` with
+// the digests of well-named objects.
+void list_shards(const Store& store, const std::vector<Item>& items, StoreScan& out,
+                 std::unordered_set<Digest128, Digest128Hash>& present) {
   std::unordered_set<Digest128, Digest128Hash> referenced;
   referenced.reserve(items.size());
   for (const Item& it : items) referenced.insert(it.digest);
-
-  std::unordered_set<Digest128, Digest128Hash> present;
   present.reserve(items.size());
   for (int s = 0; s < 256; ++s) {
     const auto shard = static_cast<std::uint8_t>(s);
     auto files = store.list_shard(shard);
     if (!files.ok()) {
-      io_errors.push_back(files.error().message);
+      out.io_errors.push_back(files.error().message);
       continue;
     }
     for (const ShardFile& f : *files) {
       if (!f.regular) {
-        out.push_back({Candidate::What::not_regular, 0, shard, f.name, "not a regular file"});
+        out.candidates.push_back({Candidate::What::not_regular, 0, shard, f.name, "not a regular file"});
         continue;
       }
       const auto parsed = Store::parse_object_name(f.name);
       if (!parsed || Store::shard_of(parsed->first) != shard) {
-        out.push_back({Candidate::What::stray, 0, shard, f.name, "not an object name"});
+        out.candidates.push_back({Candidate::What::stray, 0, shard, f.name, "not an object name"});
         continue;
       }
       present.insert(parsed->first);
       if (!referenced.contains(parsed->first))
-        out.push_back({Candidate::What::orphan, 0, shard, f.name, "no index entry references it"});
+        out.candidates.push_back({Candidate::What::orphan, 0, shard, f.name, "no index entry references it"});
     }
   }
+}
 
+// Pool thread: reads one object and says what is wrong with it (detail empty: nothing).
+Candidate verify_object(const Store& store, const Item& it, std::uint64_t& checked_bytes) {
+  Candidate c{Candidate::What::missing, 0, 0, {}, {}};
+  auto check = store.check_object(it.digest, it.kind);
+  if (!check.ok()) {
+    c.detail = check.error().message;
+    return c;
+  }
+  checked_bytes += check->size;
+  if (check->size != it.size) {
+    c.what = Candidate::What::size_mismatch;
+    c.detail = "size " + std::to_string(check->size) + ", index says " + std::to_string(it.size);
+  } else if (!check->intact()) {
+    c.what = Candidate::What::digest_mismatch;
+    c.detail = "content digest " + check->digest.hex();
+  }
+  return c;
+}
+
+// Pool thread: lists the store and (full mode) reads every object once.
+StoreScan scan_store(const Store& store, bool full, const std::vector<Item>& items) {
+  StoreScan out;
+  std::unordered_set<Digest128, Digest128Hash> present;
+  list_shards(store, items, out, present);
   // Full mode reads each distinct object once; the verdict applies to every key naming it.
   std::unordered_map<Digest128, Candidate, Digest128Hash> verdicts;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Item& it = items[i];
     if (!present.contains(it.digest)) {
-      out.push_back({Candidate::What::missing, i, 0, {}, "object file is missing"});
+      out.candidates.push_back({Candidate::What::missing, i, 0, {}, "object file is missing"});
       continue;
     }
     if (!full) continue;
     auto v = verdicts.find(it.digest);
-    if (v == verdicts.end()) {
-      Candidate c{Candidate::What::missing, 0, 0, {}, {}};
-      bool good = false;
-      if (auto check = store.check_object(it.digest, it.kind); !check.ok()) {
-        c.detail = check.error().message;
-      } else {
-        checked_bytes += check->size;
-        if (check->size != it.size) {
-          c.what = Candidate::What::size_mismatch;
-          c.detail = "size " + std::to_string(check->size) + ", index says " + std::to_string(it.size);
-        } else if (!check->intact()) {
-          c.what = Candidate::What::digest_mismatch;
-          c.detail = "content digest " + check->digest.hex();
-        } else {
-          good = true;
-        }
-      }
-      if (good) c.detail.clear();
-      v = verdicts.emplace(it.digest, std::move(c)).first;
-    }
+    if (v == verdicts.end()) v = verdicts.emplace(it.digest, verify_object(store, it, out.checked_bytes)).first;
     if (!v->second.detail.empty()) {
       Candidate c = v->second;
       c.item = i;
-      out.push_back(std::move(c));
+      out.candidates.push_back(std::move(c));
     }
   }
-
   auto names = store.list_staging();
-  if (names.ok()) staging = std::move(*names);
-  else io_errors.push_back(names.error().message);
+  if (names.ok()) out.staging = std::move(*names);
+  else out.io_errors.push_back(names.error().message);
+  return out;
 }
 
 const char* kind_name(Candidate::What w) {
@@ -174,8 +183,7 @@ void Reconciler::start_next() {
       [scan, full, &store = cache_.store(), check = check_layout_] {
         if (check)
           if (Status layout = check(); !layout.ok()) scan->layout_findings = layout.error().message;
-        scan_store(store, full, scan->items, scan->candidates, scan->staging, scan->io_errors,
-                   scan->checked_bytes);
+        scan->found = scan_store(store, full, scan->items);
       },
       [this, scan, full] {
         if (!full) {
@@ -194,90 +202,106 @@ void Reconciler::start_next() {
       });
 }
 
+namespace {
+
+// A finding about an entry, checked against the catalog as it is now and repaired; false
+// when it no longer holds (the entry changed, or its object was published again).
+bool repair_entry(Cache& cache, const Candidate& c, const std::vector<Item>& items, Problem& p) {
+  const Store& store = cache.store();
+  const Item& it = items[c.item];
+  const Entry* now = cache.catalog().find(it.key);
+  if (now == nullptr || now->digest != it.digest) return false;  // changed meanwhile
+  if (c.what == Candidate::What::missing) {
+    auto exists = store.object_exists(it.digest, it.kind);
+    if (exists.ok() && *exists) return false;  // republished since the listing
+  }
+  p.key = it.key.hex();
+  p.path = store.object_path(it.digest, it.kind);
+  if (c.what != Candidate::What::missing) (void)store.remove_object(it.digest, it.kind);
+  cache.remove(it.key);
+  return true;
+}
+
+// A finding about a file in a shard; false when it no longer holds or is being removed.
+// Sets `removed` when the file is gone.
+bool repair_file(Cache& cache, const Candidate& c, Problem& p, bool& removed) {
+  const Store& store = cache.store();
+  if (store.removal_scheduled(c.shard, c.name)) return false;  // GC or evict is removing it
+  if (c.what == Candidate::What::orphan) {
+    const auto parsed = Store::parse_object_name(c.name);
+    if (!parsed || cache.catalog().digest_referenced(parsed->first)) return false;
+    p.path = store.object_path(parsed->first, parsed->second);
+  } else {
+    char shard[3];
+    std::snprintf(shard, sizeof shard, "%02x", c.shard);
+    p.path = store.root() + "/objects/" + shard + "/" + c.name;
+  }
+  // Never followed, only moved away and unlinked: that removes a symlink itself.
+  removed = store.remove_shard_entry(c.shard, c.name).ok();
+  return true;
+}
+
+// Staging files survive only while a publish is in flight; with none, any left are stale.
+void sweep_stale_staging(Cache& cache, const std::vector<std::string>& staging,
+                         ReconcileReport& report) {
+  if (cache.publishes_in_flight() != 0) return;
+  const Store& store = cache.store();
+  for (const std::string& name : staging) {
+    if (Store::is_trash_name(name)) continue;  // being freed by a removal pass
+    auto removed = store.remove_staging(name);
+    if (removed.ok() && *removed) {
+      report.problems.push_back({"stale_staging", "", store.root() + "/tmp/" + name,
+                                 "staging file without a publish in flight"});
+      ++report.repaired;
+    }
+  }
+}
+
+}  // namespace
+
 void Reconciler::decide(Scan& scan) {
   ReconcileReport report;
   report.full = scan.mode == Mode::full;
   report.checked_entries = scan.items.size();
-  report.checked_bytes = scan.checked_bytes;
-  const Store& store = cache_.store();
-  Catalog& catalog = cache_.catalog();
-
-  for (const Candidate& c : scan.candidates) {
-    Problem p;
-    p.kind = kind_name(c.what);
-    p.detail = c.detail;
-    switch (c.what) {
-      case Candidate::What::missing:
-      case Candidate::What::digest_mismatch:
-      case Candidate::What::size_mismatch: {
-        const Item& it = scan.items[c.item];
-        const Entry* now = catalog.find(it.key);
-        if (now == nullptr || now->digest != it.digest) continue;  // changed meanwhile
-        if (c.what == Candidate::What::missing) {
-          auto exists = store.object_exists(it.digest, it.kind);
-          if (exists.ok() && *exists) continue;  // republished since the listing
-        }
-        p.key = it.key.hex();
-        p.path = store.object_path(it.digest, it.kind);
-        if (c.what != Candidate::What::missing) (void)store.remove_object(it.digest, it.kind);
-        cache_.remove(it.key);
-        ++report.repaired;
-        break;
-      }
-      case Candidate::What::orphan: {
-        const auto parsed = Store::parse_object_name(c.name);
-        if (!parsed || catalog.digest_referenced(parsed->first)) continue;
-        if (store.removal_scheduled(c.shard, c.name)) continue;  // GC or evict is removing it
-        p.path = store.object_path(parsed->first, parsed->second);
-        if (store.remove_shard_entry(c.shard, c.name).ok()) ++report.repaired;
-        break;
-      }
-      case Candidate::What::stray:
-      case Candidate::What::not_regular: {
-        if (store.removal_scheduled(c.shard, c.name)) continue;
-        char shard[3];
-        std::snprintf(shard, sizeof shard, "%02x", c.shard);
-        p.path = store.root() + "/objects/" + shard + "/" + c.name;
-        // Never followed, only moved away and unlinked: that removes a symlink itself.
-        if (store.remove_shard_entry(c.shard, c.name).ok()) ++report.repaired;
-        break;
-      }
-    }
+  report.checked_bytes = scan.found.checked_bytes;
+  for (const Candidate& c : scan.found.candidates) {
+    Problem p{kind_name(c.what), "", "", c.detail};
+    const bool entry_problem = c.what == Candidate::What::missing ||
+                               c.what == Candidate::What::digest_mismatch ||
+                               c.what == Candidate::What::size_mismatch;
+    // An entry's problem is repaired whenever it still holds; a file may fail to go.
+    bool repaired = false;
+    if (entry_problem) repaired = repair_entry(cache_, c, scan.items, p);
+    else if (!repair_file(cache_, c, p, repaired)) continue;
+    if (entry_problem && !repaired) continue;  // no longer holds
+    if (repaired) ++report.repaired;
     report.problems.push_back(std::move(p));
   }
-
-  // Staging files survive only while a publish is in flight; with none, any left are stale.
-  if (cache_.publishes_in_flight() == 0) {
-    for (const std::string& name : scan.staging) {
-      if (Store::is_trash_name(name)) continue;  // being freed by a removal pass
-      auto removed = store.remove_staging(name);
-      if (removed.ok() && *removed) {
-        report.problems.push_back({"stale_staging", "", store.root() + "/tmp/" + name,
-                                   "staging file without a publish in flight"});
-        ++report.repaired;
-      }
-    }
-  }
-  for (const std::string& e : scan.io_errors)
-    report.problems.push_back({"io_error", "", "", e});
+  sweep_stale_staging(cache_, scan.found.staging, report);
+  const std::string& root = cache_.store().root();
+  for (const std::string& e : scan.found.io_errors) report.problems.push_back({"io_error", "", "", e});
   if (!scan.index_findings.empty())
-    report.problems.push_back({"index", "", store.root() + "/index.sqlite", scan.index_findings});
+    report.problems.push_back({"index", "", root + "/index.sqlite", scan.index_findings});
   if (!scan.layout_findings.empty())
-    report.problems.push_back({"replaced", "", store.root(), scan.layout_findings});
+    report.problems.push_back({"replaced", "", root, scan.layout_findings});
+  finish(scan, std::move(report));
+}
 
+void Reconciler::finish(Scan& scan, ReconcileReport report) {
   if (report.repaired > 0) cache_.flush();
   const bool startup = scan.mode == Mode::quick;
   if (startup && !report.ok())
-    spdlog::warn("start-up reconcile repaired {} problem(s) in {}", report.repaired, store.root());
+    spdlog::warn("start-up reconcile repaired {} problem(s) in {}", report.repaired, cache_.store().root());
   for (const Problem& p : report.problems)
     spdlog::info("reconcile: {} {} {}", p.kind, p.path, p.detail);
   // A repair is reported once it is on the disk (the removals it scheduled are freed after
   // the index batch), and so is the start-up reconcile's "reconciled".
-  auto answer = [this, startup, waiters = std::move(scan.waiters), report]() mutable {
+  const bool repaired = report.repaired > 0;
+  auto answer = [this, startup, waiters = std::move(scan.waiters), report = std::move(report)]() mutable {
     if (startup) startup_done_ = true;
     for (auto& w : waiters) w(report);
   };
-  if (report.repaired > 0) cache_.after_removals(std::move(answer));
+  if (repaired) cache_.after_removals(std::move(answer));
   else answer();
   start_next();
 }

@@ -64,6 +64,7 @@ class Reconciler {
   struct Scan;
   void start_next();
   void decide(Scan& scan);
+  void finish(Scan& scan, ReconcileReport report);
 
   uv_loop_t* loop_;
   Cache& cache_;

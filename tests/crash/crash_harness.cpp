@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -172,214 +173,245 @@ void on_signal(int sig) {
   ::_exit(128 + sig);
 }
 
+std::string make_workdir(const std::string& wanted) {
+  if (!wanted.empty()) {
+    std::filesystem::create_directories(wanted);
+    return wanted;
+  }
+  char tmpl[] = "/tmp/kcache-crash-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) usage("cannot create a temporary directory");
+  return tmpl;
+}
+
+unsigned long long n(const std::atomic<std::uint64_t>& v) { return static_cast<unsigned long long>(v.load()); }
+
+// One run: a daemon, a workload (and provider churn), kills and restarts, the checks.
+class Harness {
+ public:
+  explicit Harness(const Args& args)
+      : args_(args),
+        dir_(make_workdir(args.workdir)),
+        provider_root_(dir_ + "/providers"),
+        daemon_(args.kcached, dir_, daemon_args()),
+        churn_(make_churn()),
+        checks_(daemon_, ledger_, churn_.get()),
+        rng_(args.seed) {}
+
+  const std::string& dir() const noexcept { return dir_; }
+
+  int run() {
+    const auto started = Clock::now();
+    if (!start_workload()) return 1;
+    const kcache::Client peek = peek_client(daemon_.socket());
+    bool alive = true;
+    for (int k = 1; k <= args_.kills && alive; ++k) alive = kill_and_restart(k, peek);
+    finish(alive, peek);
+    print_summary(std::chrono::duration<double>(Clock::now() - started).count());
+    const bool clean = ledger_.violations().empty();
+    if (!clean || args_.keep) {
+      std::printf("kept %s (kcached.log has the daemon's log)\n", dir_.c_str());
+    } else {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+    return clean ? 0 : 1;
+  }
+
+ private:
+  std::vector<std::string> daemon_args() {
+    std::vector<std::string> a{"--devices", "sm_90a,gfx90a", "--max-size", args_.max_size,
+                               "--gc-grace", "2s", "--compile-workers", "2", "--log-level", "info"};
+    if (args_.providers > 0) {
+      std::filesystem::create_directories(provider_root_);
+      a.insert(a.end(), {"--provider-root", provider_root_});
+    }
+    return a;
+  }
+
+  // Built before the workload, which needs it; it packs cubins only the workload can give.
+  std::unique_ptr<ProviderChurn> make_churn() {
+    if (args_.providers == 0) return nullptr;
+    ProviderChurnOptions po;
+    po.root = provider_root_;
+    po.scratch = dir_ + "/provider-scratch";
+    po.seed = args_.seed;
+    po.max_present = args_.providers;
+    return std::make_unique<ProviderChurn>(po, ledger_, [this] {
+      return workload_ ? workload_->cubin_bank() : std::vector<std::string>{};
+    });
+  }
+
+  int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  // The first start, the workload, a warm-up without kills, then the provider churn.
+  bool start_workload() {
+    if (!start_ready(daemon_, ledger_, status_)) return false;
+    if (!compiler_available(status_, "cuda")) {  // the double is always there: a broken set-up
+      std::printf("FAIL: kcached has no CUDA compiler although the compiler double was given\n");
+      daemon_.stop(std::chrono::seconds(20));
+      return false;
+    }
+    checks_.run(status_);
+    WorkloadOptions wo;
+    wo.socket = daemon_.socket();
+    wo.threads = args_.threads;
+    wo.hit_threads = args_.hit_threads;
+    wo.seed = args_.seed;
+    wo.fresh_per_mille = args_.fresh_per_mille;
+    wo.hip_per_mille = compiler_available(status_, "hip") ? 10 : 0;
+    wo.providers = churn_.get();
+    workload_ = std::make_unique<Workload>(wo, ledger_);
+    workload_->daemon_up();
+    workload_->start();
+    workload_->resume();
+    // Warm-up without kills, so that hits have modules to hit: a compile takes longer than
+    // most kill delays, and fresh compiles (a few per cycle) then mostly die with the daemon.
+    const auto warm_deadline = Clock::now() + std::chrono::seconds(60);
+    while (ledger_.compiled.load() < static_cast<std::uint64_t>(args_.warm_modules) &&
+           Clock::now() < warm_deadline && ledger_.violation_count() == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (churn_) {
+      churn_->start();
+      churn_->resume();
+    }
+    return true;
+  }
+
+  void pause_all() {
+    workload_->pause();
+    if (churn_) churn_->pause();
+  }
+
+  // Waits before kill k: now and then timed to land while a new provider is prefetched.
+  void wait_before_kill(const kcache::Client& peek) {
+    if (churn_ && uniform(0, 99) < args_.provider_kill_percent) {
+      const auto before = prefetch_state(peek);
+      const bool until_done = uniform(0, 9) < 3;
+      const int extra_ms = until_done ? uniform(0, 100) : uniform(0, 4);
+      if (churn_->add_now()) {
+        ++ledger_.provider_timed_kills;
+        wait_for_prefetch(peek, before ? before->done : 0, until_done);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(uniform(args_.min_delay_ms, args_.max_delay_ms)));
+    }
+  }
+
+  // Kill k, sometimes a second kill inside start-up recovery, the restart and its checks.
+  // False when the daemon did not come back (reported; nothing more to check against).
+  bool kill_and_restart(int k, const kcache::Client& peek) {
+    wait_before_kill(peek);
+    if (churn_) peek_before_kill(peek, ledger_, materialized_this_life_);
+    workload_->daemon_down();
+    daemon_.kill_hard();
+    ++kills_;
+    ledger_.materialized += std::exchange(materialized_this_life_, 0);
+    pause_all();
+    ledger_.cycle = static_cast<std::uint64_t>(k);
+    if (uniform(0, 99) < args_.startup_kill_percent) {
+      std::string error;
+      if (daemon_.spawn(error)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(uniform(0, 60)));
+        daemon_.kill_hard();
+        ++startup_kills_;
+      }
+    }
+    if (!start_ready(daemon_, ledger_, status_)) return false;
+    checks_.run(status_);
+    workload_->daemon_up();
+    workload_->resume();
+    if (churn_) churn_->resume();
+    if (k % 10 == 0) {
+      std::printf("  %d kills, %llu requests, %llu modules verified (%llu from providers), "
+                  "%zu violations\n",
+                  k, n(ledger_.requests), n(ledger_.modules_verified), n(ledger_.provider_served),
+                  ledger_.violation_count());
+      std::fflush(stdout);
+    }
+    return true;
+  }
+
+  // A last stretch of work, then a clean stop and one more start: the last checks.
+  void finish(bool alive, const kcache::Client& peek) {
+    if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(args_.max_delay_ms));
+    pause_all();
+    workload_->stop();
+    if (churn_) churn_->stop();
+    if (!alive) return;
+    if (churn_) peek_before_kill(peek, ledger_, materialized_this_life_);
+    ledger_.materialized += materialized_this_life_;
+    if (const int rc = daemon_.stop(std::chrono::seconds(30)); rc != 0)
+      ledger_.violation("kcached did not stop cleanly on SIGTERM (status " + std::to_string(rc) + ")");
+    ledger_.cycle = static_cast<std::uint64_t>(kills_) + 1;
+    if (start_ready(daemon_, ledger_, status_)) checks_.run(status_);
+    daemon_.stop(std::chrono::seconds(30));
+  }
+
+  void print_providers() const {
+    std::printf("providers            %llu added, %llu removed; %llu requests for their modules: "
+                "%llu served and verified, %llu refused while their provider came or went\n",
+                n(ledger_.providers_added), n(ledger_.providers_removed), n(ledger_.provider_requests),
+                n(ledger_.provider_served), n(ledger_.provider_absent));
+    std::printf("prefetch             %llu modules materialized (daemons' prefetch.done); %llu kills "
+                "timed after a provider landed, %llu landed with prefetch jobs in flight; "
+                "%llu prefetch runs after restarts\n",
+                n(ledger_.materialized), n(ledger_.provider_timed_kills), n(ledger_.prefetch_kills),
+                n(ledger_.prefetch_checks));
+  }
+
+  void print_summary(double wall) const {
+    const auto violations = ledger_.violations();
+    std::printf("\n== crash consistency summary ==\n");
+    std::printf("seed                 %llu\n", static_cast<unsigned long long>(args_.seed));
+    std::printf("kills survived       %d under load + %d during start-up\n", kills_, startup_kills_);
+    std::printf("requests             %llu (%llu ok, %llu cut by a kill, %llu misses left to compile)\n",
+                n(ledger_.requests), n(ledger_.requests_ok), n(ledger_.cut_by_kill), n(ledger_.hit_gave_up));
+    std::printf("modules verified     %llu by clients (%llu compiled, %llu hits, %llu bytes)\n",
+                n(ledger_.modules_verified), n(ledger_.compiled), n(ledger_.hits), n(ledger_.module_bytes));
+    std::printf("admin ops            %llu gc/evict\n", n(ledger_.admin_ops));
+    if (churn_) print_providers();
+    std::printf("restart checks       %llu verify runs, %llu index entries re-hashed (%llu of origin "
+                "provider)\n",
+                n(ledger_.verifies), n(ledger_.entries_checked), n(ledger_.provider_entries_checked));
+    std::printf("start-up repairs     %llu", n(ledger_.startup_repairs));
+    for (const auto& [kind, count] : checks_.repairs())
+      std::printf(" %s=%llu", kind.c_str(), static_cast<unsigned long long>(count));
+    std::printf("\nfinal counters      ");
+    for (const auto& [name, v] : checks_.last_counters())
+      if (v != 0) std::printf(" %s=%llu", name.c_str(), static_cast<unsigned long long>(v));
+    std::printf("\nwall time            %.1f s\n", wall);
+    std::printf("violations           %zu\n", violations.size());
+    for (const auto& v : violations) std::printf("  %s\n", v.c_str());
+  }
+
+  const Args args_;
+  const std::string dir_;
+  const std::string provider_root_;
+  Ledger ledger_;
+  DaemonProcess daemon_;
+  std::unique_ptr<Workload> workload_;
+  std::unique_ptr<ProviderChurn> churn_;
+  RestartChecks checks_;
+  std::mt19937_64 rng_;
+  nlohmann::json status_;
+  std::uint64_t materialized_this_life_ = 0;
+  int kills_ = 0;
+  int startup_kills_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args args = parse_args(argc, argv);
   ::signal(SIGINT, on_signal);
   ::signal(SIGTERM, on_signal);
-  std::string dir = args.workdir;
-  if (dir.empty()) {
-    char tmpl[] = "/tmp/kcache-crash-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) usage("cannot create a temporary directory");
-    dir = tmpl;
-  } else {
-    std::filesystem::create_directories(dir);
-  }
+  Harness harness(args);
   std::printf("kcache-crash-harness: seed %llu, %d kills, %d+%d threads, delays %d-%d ms, dir %s\n",
               static_cast<unsigned long long>(args.seed), args.kills, args.threads, args.hit_threads,
-              args.min_delay_ms, args.max_delay_ms, dir.c_str());
-  std::fflush(stdout);
-
+              args.min_delay_ms, args.max_delay_ms, harness.dir().c_str());
   // A machine without CUDA still tests crash safety: the compiler double stands in for NVRTC.
   std::printf("kcache-crash-harness: %s\n", kcache::test::use_backend_for_cuda_requests().c_str());
   std::fflush(stdout);
-
-  Ledger ledger;
-  std::vector<std::string> daemon_args{"--devices", "sm_90a,gfx90a", "--max-size", args.max_size,
-                                       "--gc-grace", "2s", "--compile-workers", "2",
-                                       "--log-level", "info"};
-  const std::string provider_root = dir + "/providers";
-  if (args.providers > 0) {
-    std::filesystem::create_directories(provider_root);
-    daemon_args.insert(daemon_args.end(), {"--provider-root", provider_root});
-  }
-  DaemonProcess daemon(args.kcached, dir, daemon_args);
-  // Built before the workload, which needs it; it packs cubins only the workload can give.
-  std::unique_ptr<Workload> workload;
-  std::unique_ptr<ProviderChurn> churn;
-  if (args.providers > 0) {
-    ProviderChurnOptions po;
-    po.root = provider_root;
-    po.scratch = dir + "/provider-scratch";
-    po.seed = args.seed;
-    po.max_present = args.providers;
-    churn = std::make_unique<ProviderChurn>(
-        po, ledger, [&workload] { return workload ? workload->cubin_bank() : std::vector<std::string>{}; });
-  }
-  RestartChecks checks(daemon, ledger, churn.get());
-  std::mt19937_64 rng(args.seed);
-  auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const auto started = Clock::now();
-
-  nlohmann::json status;
-  if (!start_ready(daemon, ledger, status)) return 1;
-  if (!compiler_available(status, "cuda")) {  // the double is always there: a broken set-up
-    std::printf("FAIL: kcached has no CUDA compiler although the compiler double was given\n");
-    daemon.stop(std::chrono::seconds(20));
-    return 1;
-  }
-  checks.run(status);
-
-  WorkloadOptions wo;
-  wo.socket = daemon.socket();
-  wo.threads = args.threads;
-  wo.hit_threads = args.hit_threads;
-  wo.seed = args.seed;
-  wo.fresh_per_mille = args.fresh_per_mille;
-  wo.hip_per_mille = compiler_available(status, "hip") ? 10 : 0;
-  wo.providers = churn.get();
-  workload = std::make_unique<Workload>(wo, ledger);
-  workload->daemon_up();
-  workload->start();
-  workload->resume();
-
-  // Warm-up without kills, so that hits have modules to hit: a compile takes longer than most
-  // kill delays, and fresh compiles (a few per cycle) then mostly die with the daemon.
-  const auto warm_deadline = Clock::now() + std::chrono::seconds(60);
-  while (ledger.compiled.load() < static_cast<std::uint64_t>(args.warm_modules) &&
-         Clock::now() < warm_deadline && ledger.violation_count() == 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-
-  if (churn) {
-    churn->start();
-    churn->resume();
-  }
-  const kcache::Client peek = peek_client(daemon.socket());
-  std::uint64_t materialized_this_life = 0;
-  auto pause_all = [&] {
-    workload->pause();
-    if (churn) churn->pause();
-  };
-  auto resume_all = [&] {
-    workload->daemon_up();
-    workload->resume();
-    if (churn) churn->resume();
-  };
-
-  int kills = 0;
-  int startup_kills = 0;
-  bool alive = true;
-  for (int k = 1; k <= args.kills && alive; ++k) {
-    // Now and then the kill is timed to land while a new provider is scanned and prefetched.
-    if (churn && uniform(0, 99) < args.provider_kill_percent) {
-      const auto before = prefetch_state(peek);
-      const bool until_done = uniform(0, 9) < 3;
-      const int extra_ms = until_done ? uniform(0, 100) : uniform(0, 4);
-      if (churn->add_now()) {
-        ++ledger.provider_timed_kills;
-        wait_for_prefetch(peek, before ? before->done : 0, until_done);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms));
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(uniform(args.min_delay_ms, args.max_delay_ms)));
-    }
-    if (churn) peek_before_kill(peek, ledger, materialized_this_life);
-    workload->daemon_down();
-    daemon.kill_hard();
-    ++kills;
-    ledger.materialized += std::exchange(materialized_this_life, 0);
-    pause_all();
-    ledger.cycle = static_cast<std::uint64_t>(k);
-    if (uniform(0, 99) < args.startup_kill_percent) {  // a crash inside start-up recovery too
-      std::string error;
-      if (daemon.spawn(error)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(uniform(0, 60)));
-        daemon.kill_hard();
-        ++startup_kills;
-      }
-    }
-    alive = start_ready(daemon, ledger, status);
-    if (!alive) break;  // reported; nothing more to check against
-    checks.run(status);
-    resume_all();
-    if (k % 10 == 0) {
-      std::printf("  %d kills, %llu requests, %llu modules verified (%llu from providers), "
-                  "%zu violations\n", k,
-                  static_cast<unsigned long long>(ledger.requests.load()),
-                  static_cast<unsigned long long>(ledger.modules_verified.load()),
-                  static_cast<unsigned long long>(ledger.provider_served.load()),
-                  ledger.violation_count());
-      std::fflush(stdout);
-    }
-  }
-  // A last stretch of work, then a clean stop and one more start: the last checks.
-  if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(args.max_delay_ms));
-  pause_all();
-  workload->stop();
-  if (churn) churn->stop();
-  if (alive) {
-    if (churn) peek_before_kill(peek, ledger, materialized_this_life);
-    ledger.materialized += materialized_this_life;
-    if (const int rc = daemon.stop(std::chrono::seconds(30)); rc != 0)
-      ledger.violation("kcached did not stop cleanly on SIGTERM (status " + std::to_string(rc) + ")");
-    ledger.cycle = static_cast<std::uint64_t>(kills) + 1;
-    if (start_ready(daemon, ledger, status)) checks.run(status);
-    daemon.stop(std::chrono::seconds(30));
-  }
-  const double wall = std::chrono::duration<double>(Clock::now() - started).count();
-
-  const auto violations = ledger.violations();
-  std::printf("\n== crash consistency summary ==\n");
-  std::printf("seed                 %llu\n", static_cast<unsigned long long>(args.seed));
-  std::printf("kills survived       %d under load + %d during start-up\n", kills, startup_kills);
-  std::printf("requests             %llu (%llu ok, %llu cut by a kill, %llu misses left to compile)\n",
-              static_cast<unsigned long long>(ledger.requests.load()),
-              static_cast<unsigned long long>(ledger.requests_ok.load()),
-              static_cast<unsigned long long>(ledger.cut_by_kill.load()),
-              static_cast<unsigned long long>(ledger.hit_gave_up.load()));
-  std::printf("modules verified     %llu by clients (%llu compiled, %llu hits, %llu bytes)\n",
-              static_cast<unsigned long long>(ledger.modules_verified.load()),
-              static_cast<unsigned long long>(ledger.compiled.load()),
-              static_cast<unsigned long long>(ledger.hits.load()),
-              static_cast<unsigned long long>(ledger.module_bytes.load()));
-  std::printf("admin ops            %llu gc/evict\n", static_cast<unsigned long long>(ledger.admin_ops.load()));
-  if (churn) {
-    std::printf("providers            %llu added, %llu removed; %llu requests for their modules: "
-                "%llu served and verified, %llu refused while their provider came or went\n",
-                static_cast<unsigned long long>(ledger.providers_added.load()),
-                static_cast<unsigned long long>(ledger.providers_removed.load()),
-                static_cast<unsigned long long>(ledger.provider_requests.load()),
-                static_cast<unsigned long long>(ledger.provider_served.load()),
-                static_cast<unsigned long long>(ledger.provider_absent.load()));
-    std::printf("prefetch             %llu modules materialized (daemons' prefetch.done); %llu kills "
-                "timed after a provider landed, %llu landed with prefetch jobs in flight; "
-                "%llu prefetch runs after restarts\n",
-                static_cast<unsigned long long>(ledger.materialized.load()),
-                static_cast<unsigned long long>(ledger.provider_timed_kills.load()),
-                static_cast<unsigned long long>(ledger.prefetch_kills.load()),
-                static_cast<unsigned long long>(ledger.prefetch_checks.load()));
-  }
-  std::printf("restart checks       %llu verify runs, %llu index entries re-hashed (%llu of origin "
-              "provider)\n",
-              static_cast<unsigned long long>(ledger.verifies.load()),
-              static_cast<unsigned long long>(ledger.entries_checked.load()),
-              static_cast<unsigned long long>(ledger.provider_entries_checked.load()));
-  std::printf("start-up repairs     %llu", static_cast<unsigned long long>(ledger.startup_repairs.load()));
-  for (const auto& [kind, n] : checks.repairs())
-    std::printf(" %s=%llu", kind.c_str(), static_cast<unsigned long long>(n));
-  std::printf("\nfinal counters      ");
-  for (const auto& [name, v] : checks.last_counters())
-    if (v != 0) std::printf(" %s=%llu", name.c_str(), static_cast<unsigned long long>(v));
-  std::printf("\nwall time            %.1f s\n", wall);
-  std::printf("violations           %zu\n", violations.size());
-  for (const auto& v : violations) std::printf("  %s\n", v.c_str());
-
-  if (!violations.empty() || args.keep) {
-    std::printf("kept %s (kcached.log has the daemon's log)\n", dir.c_str());
-  } else {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  return violations.empty() ? 0 : 1;
+  return harness.run();
 }

@@ -1,6 +1,6 @@
 /* fake_libcuda.c — a stand-in for the NVIDIA driver library (libcuda.so.1) in tests.
  *
- * It implements the driver API calls kcached's discovery makes (daemon/devices/cuda_discovery.cpp)
+ * It implements the driver API calls kcached's discovery makes (daemon/devices/device_discovery_cuda.cpp)
  * with canned answers, so discovery runs on machines without an NVIDIA GPU. Load it through
  * KCACHE_LIBCUDA_LIBRARY=<path>. FAKE_CUDA_MODE picks the scenario:
  *   unset / "two"  two devices: 0 = "NVIDIA H100 80GB HBM3" (9.0), 1 = "NVIDIA A10" (8.6)

@@ -52,20 +52,20 @@
 #include <string>
 #include <vector>
 
-#include "compile/nvrtc_abi.hpp"
+#include "compile/rtc_abi.hpp"
 #include "synth_module.hpp"
 
 namespace {
 
-using nvrtcResult = kcache::nvrtc_abi::Result;
-using nvrtcProgram = kcache::nvrtc_abi::Program;
-using Api = kcache::nvrtc_abi::Api;
-using kcache::nvrtc_abi::kCompilation;
-using kcache::nvrtc_abi::kInvalidInput;
-using kcache::nvrtc_abi::kInvalidOption;
-using kcache::nvrtc_abi::kInvalidProgram;
-using kcache::nvrtc_abi::kOutOfMemory;
-using kcache::nvrtc_abi::kSuccess;
+using nvrtcResult = kcache::rtc_abi::Result;
+using nvrtcProgram = kcache::rtc_abi::Program;
+using Api = kcache::rtc_abi::Api;
+using kcache::rtc_abi::kCompilation;
+using kcache::rtc_abi::kInvalidInput;
+using kcache::rtc_abi::kInvalidOption;
+using kcache::rtc_abi::kInvalidProgram;
+using kcache::rtc_abi::kOutOfMemory;
+using kcache::rtc_abi::kSuccess;
 
 template <class F>
 bool bind(void* lib, const char* name, F* slot) {
@@ -80,7 +80,7 @@ const Api* real() {
     if (path == nullptr || *path == '\0' || std::strcmp(path, "none") == 0) return nullptr;
     void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     static Api a{};
-    if (lib == nullptr || !kcache::nvrtc_abi::bind_api(a, [lib](auto& slot, const char* name) {
+    if (lib == nullptr || !kcache::rtc_abi::bind_api(a, kcache::rtc_abi::kNvrtc, [lib](auto& slot, const char* name) {
           return bind(lib, name, &slot);
         }))
       abort();  // a test that names a real NVRTC that does not load is broken
@@ -92,7 +92,7 @@ const Api* real() {
 }  // namespace
 
 // The double's own program handle: what the nvrtcProgram it hands out points to.
-struct kcache::nvrtc_abi::ProgramHandle {
+struct kcache::rtc_abi::ProgramHandle {
   nvrtcProgram real_program = nullptr;  // null when standing alone
   std::string source;
   std::string name;
@@ -102,7 +102,7 @@ struct kcache::nvrtc_abi::ProgramHandle {
 
 namespace {
 
-using Program = kcache::nvrtc_abi::ProgramHandle;
+using Program = kcache::rtc_abi::ProgramHandle;
 
 [[noreturn]] void hog_until_refused() {
   for (;;) {
@@ -296,7 +296,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog,
                                                                       size_t* size) {
   const auto* p = prog;
-  if (p->real_program != nullptr) return real()->GetCUBINSize(p->real_program, size);
+  if (p->real_program != nullptr) return real()->GetCodeSize(p->real_program, size);
   if (p->cubin.empty()) return kInvalidInput;
   *size = p->cubin.size();
   return kSuccess;
@@ -304,7 +304,7 @@ __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBINSize(nvrtcProgra
 
 __attribute__((visibility("default"))) nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* out) {
   const auto* p = prog;
-  if (p->real_program != nullptr) return real()->GetCUBIN(p->real_program, out);
+  if (p->real_program != nullptr) return real()->GetCode(p->real_program, out);
   if (p->cubin.empty()) return kInvalidInput;
   std::memcpy(out, p->cubin.data(), p->cubin.size());
   return kSuccess;

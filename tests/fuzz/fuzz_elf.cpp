@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "arch/gpu_containers.hpp"
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "common/fd.hpp"
 #include "providers/provider_verify.hpp"

@@ -6,6 +6,7 @@
 
 #include "common/text.hpp"
 #include "common/units.hpp"
+#include "verbs.hpp"
 
 namespace kcachectl {
 
@@ -30,6 +31,14 @@ kcache::Result<Json> parse_json(const std::string& text, std::string_view operat
         kcache::Errc::protocol,
         "kcached sent an invalid JSON document for '" + std::string(operation) + "'");
   return doc;
+}
+
+kcache::Result<Json> ask(const Context& ctx, const char* operation, const Json& request,
+                         std::chrono::milliseconds patience) {
+  KC_TRY_ASSIGN(kcache::Client client, ctx.connect(patience));
+  KC_TRY_ASSIGN(const std::string reply,
+                client.control(operation, request.is_null() ? "{}" : request.dump()));
+  return parse_json(reply, operation);
 }
 
 void print_json(const Json& document) {

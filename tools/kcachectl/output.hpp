@@ -8,6 +8,7 @@
 //    newer or older daemon may differ in what it sends.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,6 +26,13 @@ int fail(const kcache::Error& error);
 int usage(std::string_view message);
 
 kcache::Result<Json> parse_json(const std::string& text, std::string_view operation);
+
+struct Context;
+// A control operation the way every JSON verb runs one: connect (with `patience`, 0:
+// libkcache's defaults), send `request` (null: none), parse the reply. Errors as values,
+// for fail().
+kcache::Result<Json> ask(const Context& ctx, const char* operation, const Json& request = nullptr,
+                         std::chrono::milliseconds patience = std::chrono::milliseconds(0));
 void print_json(const Json& document);
 
 // j[key] if j is an object that has it, else null.

@@ -29,11 +29,7 @@ void print_devices(const Json& doc) {
 void setup_devices(Options&) {}
 
 int run_devices(const Context& ctx) {
-  auto client = ctx.connect();
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("devices");
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "devices");
+  auto doc = ask(ctx, "devices");
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json)
     print_json(*doc);

@@ -30,11 +30,7 @@ int run_evict(const Context& ctx) {
     request["key"] = g_args.key;
   else
     request["name"] = g_args.name;
-  auto client = ctx.connect();
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("evict", request.dump());
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "evict");
+  auto doc = ask(ctx, "evict", request);
   if (!doc.ok()) return fail(doc.error());
   const auto count = [&](const char* f) {
     const Json& v = field(*doc, f);

@@ -40,11 +40,7 @@ int run_gc(const Context& ctx) {
     request["max_age_s"] = std::chrono::duration_cast<std::chrono::seconds>(*age).count();
   }
   request["dry_run"] = g_args.dry_run;
-  auto client = ctx.connect(kGcTimeout);
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("gc", request.dump());
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "gc");
+  auto doc = ask(ctx, "gc", request, kGcTimeout);
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json) {
     print_json(*doc);

@@ -29,11 +29,7 @@ int run_ls(const Context& ctx) {
   if (!args.name.empty()) request["name"] = args.name;
   if (args.limit) request["limit"] = *args.limit;
 
-  auto client = ctx.connect();
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("list", request.dump());
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "list");
+  auto doc = ask(ctx, "list", request);
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json) {
     print_json(*doc);

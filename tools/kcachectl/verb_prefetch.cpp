@@ -17,11 +17,7 @@ constexpr std::chrono::minutes kPrefetchTimeout{30};
 void setup_prefetch(Options&) {}
 
 int run_prefetch(const Context& ctx) {
-  auto client = ctx.connect(kPrefetchTimeout);
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("prefetch");
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "prefetch");
+  auto doc = ask(ctx, "prefetch", nullptr, kPrefetchTimeout);
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json) {
     print_json(*doc);

@@ -44,11 +44,7 @@ void print_providers(const Json& doc) {
 void setup_providers(Options&) {}
 
 int run_providers(const Context& ctx) {
-  auto client = ctx.connect();
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("providers");
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "providers");
+  auto doc = ask(ctx, "providers");
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json)
     print_json(*doc);

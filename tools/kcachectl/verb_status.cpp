@@ -109,11 +109,7 @@ void print_status(const Json& s) {
 void setup_status(Options&) {}
 
 int run_status(const Context& ctx) {
-  auto client = ctx.connect();
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("status");
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "status");
+  auto doc = ask(ctx, "status");
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json)
     print_json(*doc);

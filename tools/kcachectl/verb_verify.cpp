@@ -36,11 +36,7 @@ void print_report(const Json& report) {
 void setup_verify(Options&) {}
 
 int run_verify(const Context& ctx) {
-  auto client = ctx.connect(kVerifyTimeout);
-  if (!client.ok()) return fail(client.error());
-  auto reply = client->control("verify");
-  if (!reply.ok()) return fail(reply.error());
-  auto doc = parse_json(*reply, "verify");
+  auto doc = ask(ctx, "verify", nullptr, kVerifyTimeout);
   if (!doc.ok()) return fail(doc.error());
   if (ctx.json)
     print_json(*doc);

@@ -139,16 +139,23 @@ KCACHE_API int kcache_get(kcache_client* client, const kcache_request* request,
 KCACHE_API int kcache_control(kcache_client* client, const char* operation,
                               const char* request_json, char** reply_json, kcache_error* error);
 
+/* The counters of one client handle, in order: X(field, what it counts). The struct below,
+ * the C++ ClientStats and libkcache itself take the list from here. */
+#define KCACHE_CLIENT_STATS(X)                                                      \
+  X(requests, "kcache_get and kcache_control calls that reached the network")       \
+  X(connects, "connections opened (each with its hello handshake)")                 \
+  X(reconnects, "requests retried on a fresh connection after a broken one")        \
+  X(key_lookups, "key-only lookups sent (the source stayed home)")                  \
+  X(need_source, "key-only lookups that missed, so the source was sent")            \
+  X(timeouts, "requests that failed with KCACHE_ETIMEDOUT")                         \
+  X(fallbacks, "in-process compiles (KCACHE_CLIENT_FALLBACK)")
+
 /* Counters of one client handle, cumulative since kcache_client_new (relaxed snapshots). */
 typedef struct kcache_client_stats {
-  uint32_t size;        /* sizeof(kcache_client_stats), set by _init */
-  uint64_t requests;    /* kcache_get and kcache_control calls that reached the network */
-  uint64_t connects;    /* connections opened (each with its hello handshake) */
-  uint64_t reconnects;  /* requests retried on a fresh connection after a broken one */
-  uint64_t key_lookups; /* key-only lookups sent (the source stayed home) */
-  uint64_t need_source; /* key-only lookups that missed, so the source was sent */
-  uint64_t timeouts;    /* requests that failed with KCACHE_ETIMEDOUT */
-  uint64_t fallbacks;   /* in-process compiles (KCACHE_CLIENT_FALLBACK) */
+  uint32_t size; /* sizeof(kcache_client_stats), set by _init */
+#define KCACHE_STATS_FIELD_(field, what) uint64_t field;
+  KCACHE_CLIENT_STATS(KCACHE_STATS_FIELD_)
+#undef KCACHE_STATS_FIELD_
 } kcache_client_stats;
 
 KCACHE_API void kcache_client_stats_init(kcache_client_stats* stats);

@@ -118,14 +118,11 @@ struct Module {
   UniqueFd fd;  // valid with Request::want_fd
 };
 
+// kcache_client_stats without its size field (KCACHE_CLIENT_STATS says what each counts).
 struct ClientStats {
-  std::uint64_t requests = 0;
-  std::uint64_t connects = 0;
-  std::uint64_t reconnects = 0;
-  std::uint64_t key_lookups = 0;
-  std::uint64_t need_source = 0;
-  std::uint64_t timeouts = 0;
-  std::uint64_t fallbacks = 0;
+#define KCACHE_STATS_FIELD_(field, what) std::uint64_t field = 0;
+  KCACHE_CLIENT_STATS(KCACHE_STATS_FIELD_)
+#undef KCACHE_STATS_FIELD_
 };
 
 namespace detail {
@@ -244,8 +241,11 @@ class Client {
     kcache_client_stats s;
     kcache_client_stats_init(&s);
     kcache_client_get_stats(handle_.get(), &s);
-    return {s.requests,    s.connects, s.reconnects, s.key_lookups,
-            s.need_source, s.timeouts, s.fallbacks};
+    ClientStats out;
+#define KCACHE_STATS_COPY_(field, what) out.field = s.field;
+    KCACHE_CLIENT_STATS(KCACHE_STATS_COPY_)
+#undef KCACHE_STATS_COPY_
+    return out;
   }
 
   // The C handle, for code that mixes both APIs; still owned by this Client.

@@ -1,6 +1,6 @@
-// arch/binary_check.cpp — check_binary_matches (declared in elf_inspect.hpp): the rule every
-// binary passes before the daemon publishes it. docs/targets.md "Publishing gate" is the
-// prose version of this file; keep them in step.
+// arch/binary_check.cpp — the publishing gate (binary_check.hpp), on what elf_inspect reads.
+#include "arch/binary_check.hpp"
+
 #include "arch/elf_inspect.hpp"
 
 namespace kcache {

@@ -10,12 +10,7 @@
 //  * For a cubin the SM number comes from e_flags; the `a`/`f` suffix is NOT in e_flags for
 //    CUDA 13 output (measured, see elf_inspect.cpp) and is taken from the ptxas note, else the
 //    .nv.compat arch-specific attribute, else e_flags; `suffix_evidence` says which.
-//  * `check_binary_matches` is the gate before publishing any provider or compiled binary
-//    (rule in docs/targets.md): a single native module for the declared backend (ELF machine
-//    matches), with native code (PTX-only, fatbins and bundles are rejected), whose inspected
-//    target equals the declared one — CUDA: same SM; suffix equal where the binary records it,
-//    and at least "arch-specific or not" equal where only that is recorded; AMD: the same
-//    canonical target ID. Mismatches are `Errc::corrupt` naming both sides.
+//  * Whether a binary may be published for a target is arch/binary_check.hpp's.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +55,5 @@ struct BinaryInfo {
 };
 
 Result<BinaryInfo> inspect_binary(std::span<const std::byte> bytes);
-
-Status check_binary_matches(std::span<const std::byte> bytes, const Target& declared);
 
 }  // namespace kcache

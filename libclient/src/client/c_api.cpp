@@ -300,13 +300,9 @@ int kcache_control(kcache_client* client, const char* operation, const char* req
 int kcache_client_get_stats(kcache_client* client, kcache_client_stats* stats) {
   if (client == nullptr || !sized(stats)) return KCACHE_EINVAL;
   const kcache::client::Stats s = client->impl.stats();
-  stats->requests = s.requests;
-  stats->connects = s.connects;
-  stats->reconnects = s.reconnects;
-  stats->key_lookups = s.key_lookups;
-  stats->need_source = s.need_source;
-  stats->timeouts = s.timeouts;
-  stats->fallbacks = s.fallbacks;
+#define KC_STATS_COPY(field, what) stats->field = s.field;
+  KCACHE_CLIENT_STATS(KC_STATS_COPY)
+#undef KC_STATS_COPY
   return KCACHE_OK;
 }
 

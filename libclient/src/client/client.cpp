@@ -230,10 +230,11 @@ Result<std::string> Client::control(std::string_view operation, std::string_view
 }
 
 Stats Client::stats() const noexcept {
-  return Stats{counters_.requests.load(kRelaxed),    counters_.connects.load(kRelaxed),
-               counters_.reconnects.load(kRelaxed),  counters_.key_lookups.load(kRelaxed),
-               counters_.need_source.load(kRelaxed), counters_.timeouts.load(kRelaxed),
-               fallback_.total()};
+  Stats out;
+#define KC_STATS_LOAD(field, what) out.field = counters_.field.load(kRelaxed);
+  KCACHE_CLIENT_STATS(KC_STATS_LOAD)
+#undef KC_STATS_LOAD
+  return out;
 }
 
 }  // namespace kcache::client

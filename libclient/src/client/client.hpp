@@ -46,14 +46,11 @@ struct Config {
   bool fallback = false;  // compile in-process when the daemon is unreachable or slow
 };
 
+// The public counters (KCACHE_CLIENT_STATS in kcache.h).
 struct Stats {
-  std::uint64_t requests = 0;
-  std::uint64_t connects = 0;
-  std::uint64_t reconnects = 0;
-  std::uint64_t key_lookups = 0;
-  std::uint64_t need_source = 0;
-  std::uint64_t timeouts = 0;
-  std::uint64_t fallbacks = 0;
+#define KC_STATS_FIELD(field, what) std::uint64_t field = 0;
+  KCACHE_CLIENT_STATS(KC_STATS_FIELD)
+#undef KC_STATS_FIELD
 };
 
 class Client {
@@ -67,8 +64,9 @@ class Client {
  private:
   // Relaxed atomics: counters for humans and tests, never for synchronization.
   struct Counters {
-    std::atomic<std::uint64_t> requests{0}, connects{0}, reconnects{0}, key_lookups{0},
-        need_source{0}, timeouts{0};
+#define KC_STATS_COUNTER(field, what) std::atomic<std::uint64_t> field{0};
+    KCACHE_CLIENT_STATS(KC_STATS_COUNTER)
+#undef KC_STATS_COUNTER
   };
 
   template <class Exchange>
@@ -87,7 +85,7 @@ class Client {
   std::unique_ptr<wire::HelloReply> last_hello_;
   std::uint64_t generation_ = 0;
   Counters counters_;
-  Fallback fallback_;
+  Fallback fallback_{counters_.fallbacks};  // counts its compiles there
   // steady_clock ticks until which the daemon is taken as down (fallback clients only).
   std::atomic<std::int64_t> daemon_down_until_{0};
   std::atomic<bool> report_due_{false};  // fallback compiles the daemon was not told of

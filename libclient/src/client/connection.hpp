@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <string_view>
 
 #include "common/fd.hpp"
@@ -105,17 +106,12 @@ class Connection {
   bool broken_ = false;
 };
 
-// Builds one frame in `buf` (replacing its contents): the payload is encoded in place after
-// a reserved header, so it is never copied. Returns the whole frame.
+// One request frame in `buf` (wire/frame.hpp's build_frame; requests carry no flags).
 template <class EncodePayload>
 std::string_view build_frame(std::string& buf, wire::Opcode opcode, std::uint32_t request_id,
                              EncodePayload&& encode_payload) {
-  buf.assign(wire::kHeaderSize, '\0');
-  encode_payload(buf);
-  const auto payload_length = static_cast<std::uint32_t>(buf.size() - wire::kHeaderSize);
-  wire::encode_header({payload_length, static_cast<std::uint16_t>(opcode), 0, request_id},
-                      buf.data());
-  return buf;
+  return wire::build_frame(buf, static_cast<std::uint16_t>(opcode), 0, request_id,
+                           std::forward<EncodePayload>(encode_payload));
 }
 
 // Milliseconds of a duration, for messages.

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "arch/target.hpp"
 #include "common/cache_key.hpp"
@@ -95,15 +96,8 @@ Result<GetResult> Fallback::compile(const GetParams& p) {
 
   std::lock_guard lock(mu_);
   KC_TRY_ASSIGN(Compiler* compiler, compiler_for(backend));
-  KeyInput in;
-  in.backend = backend;
-  in.target = canonical;
-  in.compiler = compiler->identity();
-  for (const std::string& o : request.options) in.options.push_back(o);
-  in.name = request.name;
-  in.source = *request.source;
-  for (const auto& h : request.headers) in.headers.push_back({h.name, h.data});
-  const Digest128 key = compute_cache_key(in);
+  const KeySubject subject{backend, canonical, compiler->identity(), request.name, *request.source};
+  const Digest128 key = compute_cache_key(key_input_of(subject, request.options, request.headers));
 
   wire::ModuleReply module;
   if (const auto found = done_.find(key); found != done_.end()) {
@@ -125,7 +119,7 @@ Result<GetResult> Fallback::compile(const GetParams& p) {
       std::lock_guard count(count_mu_);
       ++unreported_.compiles;
       unreported_.compile_ms += static_cast<std::uint64_t>(ms.count());
-      ++total_;
+      compiles_.fetch_add(1, std::memory_order_relaxed);
     }
     KC_TRY(check_binary_matches(std::as_bytes(std::span(compiled.binary)), target));
     KC_TRY_ASSIGN(const std::string dir, directory());
@@ -158,11 +152,6 @@ void Fallback::restore_unreported(const FallbackReport& r) {
   std::lock_guard lock(count_mu_);
   unreported_.compiles += r.compiles;
   unreported_.compile_ms += r.compile_ms;
-}
-
-std::uint64_t Fallback::total() const {
-  std::lock_guard lock(count_mu_);
-  return total_;
 }
 
 }  // namespace kcache::client

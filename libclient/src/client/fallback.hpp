@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,8 @@ struct FallbackReport {
 
 class Fallback {
  public:
-  Fallback() = default;
+  // `compiles` counts every compile this fallback runs (the client's `fallbacks` counter).
+  explicit Fallback(std::atomic<std::uint64_t>& compiles) : compiles_(compiles) {}
   ~Fallback();
   Fallback(const Fallback&) = delete;
   Fallback& operator=(const Fallback&) = delete;
@@ -49,7 +51,6 @@ class Fallback {
 
   FallbackReport take_unreported();
   void restore_unreported(const FallbackReport& r);
-  std::uint64_t total() const;
 
  private:
   Result<Compiler*> compiler_for(const std::string& backend);
@@ -61,7 +62,7 @@ class Fallback {
   std::string dir_;
   mutable std::mutex count_mu_;  // never held across a compile: reports do not wait for one
   FallbackReport unreported_;
-  std::uint64_t total_ = 0;
+  std::atomic<std::uint64_t>& compiles_;
 };
 
 }  // namespace kcache::client

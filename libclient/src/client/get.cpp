@@ -78,17 +78,8 @@ std::optional<Digest128> lookup_key(const wire::HelloReply& hello, const GetPara
   // Without the daemon's compiler identity the key cannot match the daemon's.
   if (compiler == nullptr) return std::nullopt;
 
-  KeyInput in;
-  in.backend = backend;
-  in.target = canonical_target;
-  in.compiler = compiler->identity;
-  in.name = p.name;
-  in.source = *p.source;
-  in.options.assign(p.options.begin(), p.options.end());
-  in.headers.reserve(p.headers.size());
-  for (const kcache_header& h : p.headers)
-    in.headers.push_back({h.name, std::string_view(h.data, h.data_size)});
-  return compute_cache_key(in);
+  const KeySubject subject{backend, canonical_target, compiler->identity, p.name, *p.source};
+  return compute_cache_key(key_input_of(subject, p.options, p.headers));
 }
 
 Result<GetResult> exchange_get(Connection& conn, const GetParams& p, const KeyOnly* key,

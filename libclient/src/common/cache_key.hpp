@@ -8,6 +8,7 @@
 // encode alike. Client and daemon compute the same key from the same request.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,5 +35,33 @@ struct KeyInput {
 };
 
 Digest128 compute_cache_key(const KeyInput& input);
+
+// What a get request asks for, besides its options and headers.
+struct KeySubject {
+  std::string_view backend;
+  std::string_view target;    // canonical
+  std::string_view compiler;  // the identity the daemon announces (with its include roots)
+  std::string_view name;
+  std::string_view source;
+};
+
+// The key input of a get request: the one assembly the client's key-only lookup, the client's
+// fallback compile and the daemon share, whatever form each holds the request in. Options are
+// strings, string_views or C strings; headers have `name` and `data` (a C header: `data` and
+// `data_size`). The input views the request: it must outlive the result.
+template <class Options, class Headers>
+KeyInput key_input_of(const KeySubject& subject, const Options& options, const Headers& headers) {
+  KeyInput in{subject.backend, subject.target, subject.compiler, {}, subject.name, subject.source, {}};
+  in.options.reserve(std::size(options));
+  for (const auto& option : options) in.options.emplace_back(option);
+  in.headers.reserve(std::size(headers));
+  for (const auto& h : headers) {
+    if constexpr (requires { h.data_size; })
+      in.headers.push_back({h.name, std::string_view(h.data, h.data_size)});
+    else
+      in.headers.push_back({h.name, h.data});
+  }
+  return in;
+}
 
 }  // namespace kcache

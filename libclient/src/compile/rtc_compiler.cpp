@@ -1,110 +1,136 @@
-// NVRTC backend: dlopen'ed, so kcache builds and runs where the CUDA toolkit is absent.
+// The RTC backend (compiler.hpp), one implementation over NVRTC (CUDA) and hiprtc (AMD): both
+// dlopen'ed, so kcache builds and runs where neither toolkit is installed. Debian's
+// libamdhip64 (ROCm 5.x) or a newer ROCm's libhiprtc serves hiprtc.
 #include <cstddef>
 
 #include "common/dl_library.hpp"
 #include "compile/compiler.hpp"
-#include "compile/nvrtc_abi.hpp"
 #include "compile/program_inputs.hpp"
+#include "compile/rtc_abi.hpp"
 
 namespace kcache {
 
 namespace {
 
-using nvrtcResult = nvrtc_abi::Result;
-using nvrtcProgram = nvrtc_abi::Program;
-using NvrtcApi = nvrtc_abi::Api;
-constexpr nvrtcResult kNvrtcSuccess = nvrtc_abi::kSuccess;
-constexpr nvrtcResult kNvrtcCompilationError = nvrtc_abi::kCompilation;
+using rtc_abi::Api;
+using rtc_abi::Program;
 
-class NvrtcCompiler final : public Compiler {
+// What differs between the two libraries besides their symbol names.
+struct Dialect {
+  rtc_abi::Names names;
+  std::string_view backend;  // "cuda" | "hip"
+  const char* library;       // for errors: "NVRTC"
+  const char* target_flag;   // the option naming the target
+  const char* no_code;       // why an empty output happens: "produced no cubin for"
+  const char* no_code_hint;  // appended after the target
+};
+
+constexpr Dialect kNvrtcDialect{rtc_abi::kNvrtc, "cuda", "NVRTC", "--gpu-architecture=",
+                                "NVRTC produced no cubin for ",
+                                " (a virtual architecture gives PTX only)"};
+constexpr Dialect kHiprtcDialect{rtc_abi::kHiprtc, "hip", "hiprtc", "--offload-arch=",
+                                 "hiprtc produced no code object for ", ""};
+
+class RtcCompiler final : public Compiler {
  public:
-  NvrtcCompiler(DlLibrary lib, NvrtcApi api, std::string identity)
-      : lib_(std::move(lib)), api_(api), identity_(std::move(identity)) {}
+  RtcCompiler(const Dialect& dialect, DlLibrary lib, Api api, std::string identity)
+      : dialect_(dialect), lib_(std::move(lib)), api_(api), identity_(std::move(identity)) {}
 
-  std::string_view backend() const noexcept override { return "cuda"; }
+  std::string_view backend() const noexcept override { return dialect_.backend; }
   const std::string& identity() const noexcept override { return identity_; }
 
   Result<wire::CompileResult> compile(const wire::CompileJob& job) override {
-    ProgramInputs in(job, "--gpu-architecture=" + job.target);
-    nvrtcProgram prog = nullptr;
-    nvrtcResult rc = api_.CreateProgram(&prog, job.source.c_str(), in.program_name(),
-                                        in.header_count(), in.header_data(), in.header_names());
-    if (rc != kNvrtcSuccess) return failure("nvrtcCreateProgram", rc);
+    ProgramInputs in(job, dialect_.target_flag + job.target);
+    Program prog = nullptr;
+    rtc_abi::Result rc = api_.CreateProgram(&prog, job.source.c_str(), in.program_name(),
+                                            in.header_count(), in.header_data(), in.header_names());
+    if (rc != rtc_abi::kSuccess) return failure("CreateProgram", rc);
     // The program is destroyed on every path out of here.
     struct Destroy {
-      const NvrtcApi& api;
-      nvrtcProgram* prog;
+      const Api& api;
+      Program* prog;
       ~Destroy() { api.DestroyProgram(prog); }
     } destroy{api_, &prog};
 
     rc = api_.CompileProgram(prog, in.option_count(), in.options());
     std::string log = program_log(prog);
-    if (rc == kNvrtcCompilationError)
+    if (rc == rtc_abi::kCompilation)
       return make_error(Errc::compile_error, "compilation of '" + job.name + "' for " +
                                                  job.target + " failed", std::move(log));
-    if (rc != kNvrtcSuccess) return failure("nvrtcCompileProgram", rc, std::move(log));
+    if (rc != rtc_abi::kSuccess) return failure("CompileProgram", rc, std::move(log));
 
     std::size_t size = 0;
-    rc = api_.GetCUBINSize(prog, &size);
-    if (rc != kNvrtcSuccess) return failure("nvrtcGetCUBINSize", rc, std::move(log));
+    rc = api_.GetCodeSize(prog, &size);
+    if (rc != rtc_abi::kSuccess) return failure(code_call("Size").c_str(), rc, std::move(log));
     if (size == 0)
       return make_error(Errc::compile_error,
-                        "NVRTC produced no cubin for " + job.target +
-                            " (a virtual architecture gives PTX only)", std::move(log));
+                        dialect_.no_code + job.target + dialect_.no_code_hint, std::move(log));
     wire::CompileResult out;
     out.binary.resize(size);
-    rc = api_.GetCUBIN(prog, out.binary.data());
-    if (rc != kNvrtcSuccess) return failure("nvrtcGetCUBIN", rc, std::move(log));
+    rc = api_.GetCode(prog, out.binary.data());
+    if (rc != rtc_abi::kSuccess) return failure(code_call("").c_str(), rc, std::move(log));
     out.log = std::move(log);
     return out;
   }
 
  private:
-  std::string program_log(nvrtcProgram prog) const {
+  std::string program_log(Program prog) const {
     std::size_t size = 0;
-    if (api_.GetProgramLogSize(prog, &size) != kNvrtcSuccess || size <= 1) return {};
+    if (api_.GetProgramLogSize(prog, &size) != rtc_abi::kSuccess || size <= 1) return {};
     std::string log(size, '\0');
-    if (api_.GetProgramLog(prog, log.data()) != kNvrtcSuccess) return {};
-    log.resize(size - 1);  // drop the terminating NUL
+    if (api_.GetProgramLog(prog, log.data()) != rtc_abi::kSuccess) return {};
+    while (!log.empty() && log.back() == '\0') log.pop_back();  // the terminating NUL(s)
     return log;
   }
 
-  Error failure(const char* call, nvrtcResult rc, std::string log = {}) const {
-    return make_error(Errc::compiler_failure,
-                      std::string(call) + " failed: " + api_.GetErrorString(rc), std::move(log));
+  std::string code_call(const char* suffix) const {
+    return std::string("Get") + dialect_.names.code + suffix;
   }
 
+  Error failure(const char* call, rtc_abi::Result rc, std::string log = {}) const {
+    return make_error(Errc::compiler_failure,
+                      std::string(dialect_.names.prefix) + call + " failed: " +
+                          api_.GetErrorString(rc),
+                      std::move(log));
+  }
+
+  const Dialect& dialect_;
   DlLibrary lib_;
-  NvrtcApi api_;
+  Api api_;
   std::string identity_;
 };
 
-template <class F>
-Status bind(const DlLibrary& lib, F& slot, const char* name) {
-  KC_TRY_ASSIGN(slot, lib.symbol<F>(name));
-  return {};
+Result<std::unique_ptr<Compiler>> load_rtc(const Dialect& dialect,
+                                           std::span<const std::string> candidates) {
+  KC_TRY_ASSIGN(DlLibrary lib, DlLibrary::open_first(dialect.library, candidates));
+  Api api{};
+  Status bound;
+  rtc_abi::bind_api(api, dialect.names, [&](auto& slot, const char* name) {
+    auto symbol = lib.symbol<std::remove_reference_t<decltype(slot)>>(name);
+    if (symbol.ok()) slot = *symbol;
+    else bound = symbol.error();
+    return symbol.ok();
+  });
+  KC_TRY(bound);
+  int major = 0;
+  int minor = 0;
+  if (api.Version(&major, &minor) != rtc_abi::kSuccess)
+    return make_error(Errc::unavailable, std::string(dialect.names.prefix) + "Version failed in " + lib.name());
+  // Version plus the library file's fingerprint: a toolkit update changes every key.
+  std::string identity = std::string(dialect.names.prefix) + " " + std::to_string(major) + "." +
+                         std::to_string(minor) + " (" + library_fingerprint(lib.resolved_path()) + ")";
+  return std::unique_ptr<Compiler>(
+      std::make_unique<RtcCompiler>(dialect, std::move(lib), api, std::move(identity)));
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Compiler>> load_nvrtc(std::span<const std::string> candidates) {
-  KC_TRY_ASSIGN(DlLibrary lib, DlLibrary::open_first("NVRTC", candidates));
-  NvrtcApi api{};
-  Status bound;
-  nvrtc_abi::bind_api(api, [&](auto& slot, const char* name) {
-    bound = bind(lib, slot, name);
-    return bound.ok();
-  });
-  KC_TRY(bound);
-  int major = 0;
-  int minor = 0;
-  if (api.Version(&major, &minor) != kNvrtcSuccess)
-    return make_error(Errc::unavailable, "nvrtcVersion failed in " + lib.name());
-  // Version plus the library file's fingerprint: a toolkit update changes every key.
-  std::string identity =
-      "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" + library_fingerprint(lib.resolved_path()) + ")";
-  return std::unique_ptr<Compiler>(
-      std::make_unique<NvrtcCompiler>(std::move(lib), api, std::move(identity)));
+  return load_rtc(kNvrtcDialect, candidates);
+}
+
+Result<std::unique_ptr<Compiler>> load_hiprtc(std::span<const std::string> candidates) {
+  return load_rtc(kHiprtcDialect, candidates);
 }
 
 }  // namespace kcache

@@ -25,12 +25,14 @@ void append_header(std::string& out, Tag tag, std::uint32_t length) {
   out.append(header, kFieldHeader);
 }
 
+Error wrong_width(std::uint16_t tag, std::size_t got, std::size_t want) {
+  return make_error(Errc::protocol, "field '" + tag_name(tag) + "' has " + std::to_string(got) +
+                                        " bytes, expected " + std::to_string(want));
+}
+
 template <class T>
 Result<T> read_le(const Field& f) {
-  if (f.value.size() != sizeof(T))
-    return make_error(Errc::protocol, "field " + std::to_string(f.tag) + " has " +
-                                          std::to_string(f.value.size()) + " bytes, expected " +
-                                          std::to_string(sizeof(T)));
+  if (f.value.size() != sizeof(T)) return wrong_width(f.tag, f.value.size(), sizeof(T));
   std::uint64_t v = 0;
   for (std::size_t i = sizeof(T); i-- > 0;)
     v = (v << 8) | static_cast<unsigned char>(f.value[i]);
@@ -69,9 +71,7 @@ Result<std::uint32_t> Field::as_u32() const { return read_le<std::uint32_t>(*thi
 Result<std::uint64_t> Field::as_u64() const { return read_le<std::uint64_t>(*this); }
 
 Result<Digest128> Field::as_digest() const {
-  if (value.size() != 16)
-    return make_error(Errc::protocol, "digest field " + std::to_string(tag) + " has " +
-                                          std::to_string(value.size()) + " bytes, expected 16");
+  if (value.size() != 16) return wrong_width(tag, value.size(), 16);
   std::array<std::uint8_t, 16> b{};
   for (std::size_t i = 0; i < 16; ++i) b[i] = static_cast<std::uint8_t>(value[i]);
   return Digest128::from_bytes(b);
@@ -88,9 +88,19 @@ Result<std::optional<Field>> FieldReader::next() {
                             (static_cast<std::uint32_t>(p[4]) << 16) |
                             (static_cast<std::uint32_t>(p[5]) << 24);
   if (rest_.size() - kFieldHeader < len)
-    return make_error(Errc::protocol, "field " + std::to_string(tag) + " claims " +
+    return make_error(Errc::protocol, "field '" + tag_name(tag) + "' claims " +
                                           std::to_string(len) + " bytes but only " +
                                           std::to_string(rest_.size() - kFieldHeader) + " remain");
+  // The def's type column is enforced here, for every message: a fixed-width field of any
+  // other width is malformed whatever reads it.
+  if (const auto info = tag_info(tag)) {
+    const std::size_t width = field_type_width(info->type);
+    if (width != 0 && len != width)
+      return make_error(Errc::protocol, "field '" + std::string(info->name) + "' (" +
+                                            field_type_name(info->type) + ") has " +
+                                            std::to_string(len) + " bytes, expected " +
+                                            std::to_string(width));
+  }
   Field f{tag, rest_.substr(kFieldHeader, len)};
   rest_.remove_prefix(kFieldHeader + len);
   return std::optional<Field>{f};

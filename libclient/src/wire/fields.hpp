@@ -4,8 +4,10 @@
 // Integer fields have exactly their type's width; digests are 16 canonical bytes.
 // Contract:
 //  * `FieldWriter` appends fields to a string; it never fails.
-//  * `FieldReader` walks a payload without copying; a field whose length runs past the end
-//    is Errc::protocol. Typed accessors check the width and report the tag by name.
+//  * `FieldReader` walks a payload without copying; a field whose length runs past the end,
+//    or a field the def types as fixed-width (u8…u64, digest) with another length, is
+//    Errc::protocol naming the field ("field 'device' (u32) has 2 bytes, expected 4").
+//    Typed accessors check the width too (a caller may read a field as another type).
 #pragma once
 
 #include <cstdint>

@@ -35,13 +35,26 @@ struct FrameHeader {
 void encode_header(const FrameHeader& header, char* out) noexcept;
 FrameHeader decode_header(const char* in) noexcept;
 
-// Building a frame in place (no copy of the payload): start_frame() returns a buffer holding
-// a blank header; append the payload's fields to it; seal_frame() fills the header in.
+// Building a frame, one way: a buffer starts with a blank header (start_frame), the payload's
+// fields are appended to it in place (never copied), and seal_frame fills the header in from
+// the buffer's size. build_frame does all three into a reused buffer; the daemon's handlers
+// start and fill a frame and the session seals it with the reply's opcode and flags.
 std::string start_frame(std::size_t payload_hint = 256);
 void seal_frame(std::string& frame, std::uint16_t opcode, std::uint16_t flags,
                 std::uint32_t request_id) noexcept;
 
-// Appends a whole frame (header + payload) to `out`.
+// Builds one frame in `buf` (replacing its contents, keeping its capacity); returns it.
+template <class EncodePayload>
+std::string_view build_frame(std::string& buf, std::uint16_t opcode, std::uint16_t flags,
+                             std::uint32_t request_id, EncodePayload&& encode_payload) {
+  buf.assign(kHeaderSize, '\0');
+  encode_payload(buf);
+  seal_frame(buf, opcode, flags, request_id);
+  return buf;
+}
+
+// Appends a whole frame with a payload already in bytes to `out` (tests and fuzzers that
+// write raw, possibly malformed, payloads).
 void append_frame(std::string& out, std::uint16_t opcode, std::uint16_t flags,
                   std::uint32_t request_id, std::string_view payload);
 

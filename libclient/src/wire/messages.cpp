@@ -14,7 +14,7 @@ class SeenTags {
   Status once(std::uint16_t tag) {
     if (tag >= seen_.size()) return {};
     if (seen_.test(tag))
-      return make_error(Errc::protocol, "duplicate field " + std::to_string(tag));
+      return make_error(Errc::protocol, "duplicate field '" + tag_name(tag) + "'");
     seen_.set(tag);
     return {};
   }
@@ -26,6 +26,81 @@ class SeenTags {
 
 Error missing(const char* what) {
   return make_error(Errc::protocol, std::string("missing required field '") + what + "'");
+}
+
+// A message's singular field: its tag and the member its value goes to. A decoder lists its
+// message's fields as bindings; take() routes a field to the one with its tag.
+template <class T>
+struct Bind {
+  Tag tag;
+  T& out;
+};
+template <class T>
+Bind<T> bind(Tag tag, T& out) {
+  return {tag, out};
+}
+
+// One value into a member, by the member's type (the def's type is already checked).
+Status assign(const Field& f, std::string& out) {
+  out.assign(f.value);
+  return {};
+}
+Status assign(const Field& f, std::optional<std::string>& out) {
+  out.emplace(f.value);
+  return {};
+}
+Status assign(const Field& f, std::uint16_t& out) {
+  KC_TRY_ASSIGN(out, f.as_u16());
+  return {};
+}
+Status assign(const Field& f, std::uint32_t& out) {
+  KC_TRY_ASSIGN(out, f.as_u32());
+  return {};
+}
+Status assign(const Field& f, std::optional<std::uint32_t>& out) {
+  KC_TRY_ASSIGN(out, f.as_u32());
+  return {};
+}
+Status assign(const Field& f, std::uint64_t& out) {
+  KC_TRY_ASSIGN(out, f.as_u64());
+  return {};
+}
+Status assign(const Field& f, Digest128& out) {
+  KC_TRY_ASSIGN(out, f.as_digest());
+  return {};
+}
+Status assign(const Field& f, std::optional<Digest128>& out) {
+  KC_TRY_ASSIGN(out, f.as_digest());
+  return {};
+}
+Status assign(const Field& f, Origin& out) {
+  const auto o = parse_origin(f.value);
+  if (!o) return make_error(Errc::protocol, "unknown origin '" + std::string(f.value) + "'");
+  out = *o;
+  return {};
+}
+
+// Takes `f` into the binding with its tag (once per message); false when none has it.
+template <class... T>
+Result<bool> take(const Field& f, SeenTags& seen, Bind<T>... binds) {
+  Status status;
+  bool taken = false;
+  const auto try_one = [&](auto& b) {
+    if (taken || f.tag != static_cast<std::uint16_t>(b.tag)) return;
+    taken = true;
+    status = seen.once(f.tag);
+    if (status.ok()) status = assign(f, b.out);
+  };
+  (try_one(binds), ...);
+  if (!status.ok()) return std::move(status).error();
+  return taken;
+}
+
+// take() for a decoder that skips any other field.
+template <class... T>
+Status take_known(const Field& f, SeenTags& seen, Bind<T>... binds) {
+  KC_TRY(take(f, seen, binds...));
+  return {};
 }
 
 // Walks every field of `payload`, calling on_field(field) -> Status.
@@ -46,27 +121,17 @@ struct ReplyStatus {
   std::string message;
   std::string log;
 
-  // Returns true when the field was one of the status fields.
+  std::uint16_t code = 0;
+
+  // True when the field was one of the status fields.
   Result<bool> take(const Field& f, SeenTags& seen) {
-    switch (static_cast<Tag>(f.tag)) {
-      case Tag::status: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(const std::uint16_t v, f.as_u16());
-        status = static_cast<Errc>(v);
-        has_status = true;
-        return true;
-      }
-      case Tag::message:
-        KC_TRY(seen.once(f.tag));
-        message.assign(f.value);
-        return true;
-      case Tag::log:
-        KC_TRY(seen.once(f.tag));
-        log.assign(f.value);
-        return true;
-      default:
-        return false;
+    KC_TRY_ASSIGN(const bool taken, wire::take(f, seen, bind(Tag::status, code),
+                                               bind(Tag::message, message), bind(Tag::log, log)));
+    if (taken && f.tag == static_cast<std::uint16_t>(Tag::status)) {
+      status = static_cast<Errc>(code);
+      has_status = true;
     }
+    return taken;
   }
   Status result() const {
     if (!has_status) return missing("status");
@@ -113,19 +178,10 @@ struct ModuleFields {
   Result<bool> take(const Field& f, SeenTags& seen, std::string& name, std::string& target,
                     std::optional<std::string>& source, std::vector<NamedHeader>& headers,
                     std::vector<std::string>& options) {
+    KC_TRY_ASSIGN(const bool singular, wire::take(f, seen, bind(Tag::name, name),
+                                                  bind(Tag::target, target), bind(Tag::source, source)));
+    if (singular) return true;
     switch (static_cast<Tag>(f.tag)) {
-      case Tag::name:
-        KC_TRY(seen.once(f.tag));
-        name.assign(f.value);
-        return true;
-      case Tag::target:
-        KC_TRY(seen.once(f.tag));
-        target.assign(f.value);
-        return true;
-      case Tag::source:
-        KC_TRY(seen.once(f.tag));
-        source.emplace(f.value);
-        return true;
       case Tag::header_name:
         if (pending_header)
           return make_error(Errc::protocol, "header_name without header_data");
@@ -255,61 +311,29 @@ void encode_json_request(std::string& out, std::string_view json) {
 Result<HelloRequest> decode_hello_request(std::string_view payload) {
   HelloRequest m;
   SeenTags seen;
-  bool magic_ok = false;
+  std::string magic;
   KC_TRY(walk(payload, [&](const Field& f) -> Status {
-    KC_TRY(seen.once(f.tag));
-    switch (static_cast<Tag>(f.tag)) {
-      case Tag::magic:
-        magic_ok = f.value == kMagic;
-        return {};
-      case Tag::proto_min: {
-        KC_TRY_ASSIGN(m.proto_min, f.as_u32());
-        return {};
-      }
-      case Tag::proto_max: {
-        KC_TRY_ASSIGN(m.proto_max, f.as_u32());
-        return {};
-      }
-      case Tag::capabilities: {
-        KC_TRY_ASSIGN(m.capabilities, f.as_u64());
-        return {};
-      }
-      default:
-        return {};
-    }
+    return take_known(f, seen, bind(Tag::magic, magic), bind(Tag::proto_min, m.proto_min),
+                bind(Tag::proto_max, m.proto_max), bind(Tag::capabilities, m.capabilities));
   }));
-  if (!magic_ok) return make_error(Errc::protocol, "hello without the 'kcache' magic");
-  if (!seen.has(Tag::proto_min) || !seen.has(Tag::proto_max)) return missing("proto_min/max");
+  if (magic != kMagic) return make_error(Errc::protocol, "hello without the 'kcache' magic");
+  if (!seen.has(Tag::proto_min)) return missing("proto_min");
+  if (!seen.has(Tag::proto_max)) return missing("proto_max");
   return m;
 }
 
 Result<HelloReply> decode_hello_reply(std::string_view payload) {
   HelloReply m;
   KC_TRY(decode_reply(payload, [&](const Field& f, SeenTags& seen) -> Status {
+    KC_TRY_ASSIGN(const bool taken,
+                  take(f, seen, bind(Tag::proto, m.proto), bind(Tag::daemon_version, m.daemon_version),
+                       bind(Tag::capabilities, m.capabilities), bind(Tag::max_frame, m.max_frame)));
+    if (taken) return {};
     switch (static_cast<Tag>(f.tag)) {
-      case Tag::proto: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.proto, f.as_u32());
-        return {};
-      }
-      case Tag::daemon_version:
-        KC_TRY(seen.once(f.tag));
-        m.daemon_version.assign(f.value);
-        return {};
-      case Tag::capabilities: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.capabilities, f.as_u64());
-        return {};
-      }
-      case Tag::max_frame: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.max_frame, f.as_u32());
-        return {};
-      }
       case Tag::compiler: {
         const auto eq = f.value.find('=');
         if (eq == std::string_view::npos)
-          return make_error(Errc::protocol, "compiler field without '='");
+          return make_error(Errc::protocol, "field 'compiler' without '='");
         m.compilers.push_back({std::string(f.value.substr(0, eq)), std::string(f.value.substr(eq + 1))});
         return {};
       }
@@ -333,33 +357,8 @@ Result<GetRequest> decode_get_request(std::string_view payload, const RepeatedLi
     KC_TRY_ASSIGN(const bool taken,
                   mf.take(f, seen, m.name, m.target, m.source, m.headers, m.options));
     if (taken) return {};
-    switch (static_cast<Tag>(f.tag)) {
-      case Tag::version:
-        KC_TRY(seen.once(f.tag));
-        m.version.assign(f.value);
-        return {};
-      case Tag::device: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.device, f.as_u32());
-        return {};
-      }
-      case Tag::key: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.key, f.as_digest());
-        return {};
-      }
-      case Tag::get_flags: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.flags, f.as_u32());
-        return {};
-      }
-      case Tag::system:
-        KC_TRY(seen.once(f.tag));
-        m.system.assign(f.value);
-        return {};
-      default:
-        return {};
-    }
+    return take_known(f, seen, bind(Tag::version, m.version), bind(Tag::device, m.device),
+                bind(Tag::key, m.key), bind(Tag::get_flags, m.flags), bind(Tag::system, m.system));
   }));
   KC_TRY(mf.finish());
   if (!seen.has(Tag::name)) return missing("name");
@@ -370,41 +369,12 @@ Result<ModuleReply> decode_module_reply(std::string_view payload) {
   ModuleReply m;
   bool has_path = false;
   KC_TRY(decode_reply(payload, [&](const Field& f, SeenTags& seen) -> Status {
-    switch (static_cast<Tag>(f.tag)) {
-      case Tag::path:
-        KC_TRY(seen.once(f.tag));
-        m.path.assign(f.value);
-        has_path = true;
-        return {};
-      case Tag::size: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.size, f.as_u64());
-        return {};
-      }
-      case Tag::digest: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.digest, f.as_digest());
-        return {};
-      }
-      case Tag::origin: {
-        KC_TRY(seen.once(f.tag));
-        const auto o = parse_origin(f.value);
-        if (!o) return make_error(Errc::protocol, "unknown origin '" + std::string(f.value) + "'");
-        m.origin = *o;
-        return {};
-      }
-      case Tag::target:
-        KC_TRY(seen.once(f.tag));
-        m.target.assign(f.value);
-        return {};
-      case Tag::key: {
-        KC_TRY(seen.once(f.tag));
-        KC_TRY_ASSIGN(m.key, f.as_digest());
-        return {};
-      }
-      default:
-        return {};
-    }
+    KC_TRY_ASSIGN(const bool taken,
+                  take(f, seen, bind(Tag::path, m.path), bind(Tag::size, m.size),
+                       bind(Tag::digest, m.digest), bind(Tag::origin, m.origin),
+                       bind(Tag::target, m.target), bind(Tag::key, m.key)));
+    if (taken && f.tag == static_cast<std::uint16_t>(Tag::path)) has_path = true;
+    return {};
   }));
   if (!has_path) return missing("path");
   return m;
@@ -414,10 +384,7 @@ Result<std::string> decode_json_request(std::string_view payload) {
   std::string json;
   SeenTags seen;
   KC_TRY(walk(payload, [&](const Field& f) -> Status {
-    if (static_cast<Tag>(f.tag) != Tag::json) return {};
-    KC_TRY(seen.once(f.tag));
-    json.assign(f.value);
-    return {};
+    return take_known(f, seen, bind(Tag::json, json));
   }));
   if (json.empty()) json = "{}";
   return json;
@@ -426,10 +393,7 @@ Result<std::string> decode_json_request(std::string_view payload) {
 Result<ControlReply> decode_control_reply(std::string_view payload) {
   ControlReply m;
   KC_TRY(decode_reply(payload, [&](const Field& f, SeenTags& seen) -> Status {
-    if (static_cast<Tag>(f.tag) != Tag::json) return {};
-    KC_TRY(seen.once(f.tag));
-    m.json.assign(f.value);
-    return {};
+    return take_known(f, seen, bind(Tag::json, m.json));
   }));
   return m;
 }
@@ -443,18 +407,7 @@ Result<CompileJob> decode_compile_job(std::string_view payload) {
     KC_TRY_ASSIGN(const bool taken,
                   mf.take(f, seen, m.name, m.target, source, m.headers, m.options));
     if (taken) return {};
-    switch (static_cast<Tag>(f.tag)) {
-      case Tag::backend:
-        KC_TRY(seen.once(f.tag));
-        m.backend.assign(f.value);
-        return {};
-      case Tag::identity:
-        KC_TRY(seen.once(f.tag));
-        m.identity.assign(f.value);
-        return {};
-      default:
-        return {};
-    }
+    return take_known(f, seen, bind(Tag::backend, m.backend), bind(Tag::identity, m.identity));
   }));
   KC_TRY(mf.finish());
   if (!source) return missing("source");
@@ -471,14 +424,9 @@ Result<CompileResult> decode_compile_result(std::string_view payload) {
   SeenTags seen;
   ReplyStatus rs;
   KC_TRY(walk(payload, [&](const Field& f) -> Status {
-    if (static_cast<Tag>(f.tag) == Tag::binary) {
-      KC_TRY(seen.once(f.tag));
-      m.binary.assign(f.value);
-      has_binary = true;
-      return {};
-    }
-    KC_TRY_ASSIGN(const bool taken, rs.take(f, seen));
-    (void)taken;
+    KC_TRY_ASSIGN(const bool binary, take(f, seen, bind(Tag::binary, m.binary)));
+    has_binary = has_binary || binary;
+    KC_TRY(rs.take(f, seen));
     return {};
   }));
   KC_TRY(rs.result());

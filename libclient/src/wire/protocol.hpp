@@ -1,12 +1,16 @@
 // wire/protocol.hpp — constants of wire protocol v1, generated from schema/wire_v1.def.
 //
 // Contract: every opcode, tag and status code used on a socket comes from this header; the
-// table in schema/ is the definition and docs/protocol.md the prose.
+// table in schema/ is the definition and docs/protocol.md the prose (its opcode, tag and
+// status tables are compared with the def by a test). Names and types of opcodes and tags are
+// known at run time, so errors name what they concern.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "kcache/result.hpp"
@@ -38,6 +42,26 @@ enum class Tag : std::uint16_t {
 #undef KC_TAG
 };
 
+// A field's type, from the def's `type` column: fixed-width integers and digests have exactly
+// their width; str and bytes any length.
+enum class FieldType : std::uint8_t { str, bytes, u8, u16, u32, u64, digest };
+
+struct TagInfo {
+  Tag tag;
+  const char* name;
+  FieldType type;
+};
+
+// The def's row of a tag; nullopt for tags it does not define (skipped: forward compatibility).
+std::optional<TagInfo> tag_info(std::uint16_t value) noexcept;
+// Every row of the def's tag table, in the def's order.
+std::span<const TagInfo> all_tags() noexcept;
+// "key", or "tag 999" for a tag the def does not define: how errors name a field.
+std::string tag_name(std::uint16_t value);
+const char* field_type_name(FieldType type) noexcept;
+// The width a value of `type` must have; 0 for any (str, bytes).
+std::size_t field_type_width(FieldType type) noexcept;
+
 struct OpcodeInfo {
   Opcode opcode;
   const char* name;
@@ -48,6 +72,8 @@ struct OpcodeInfo {
 // Looks an opcode up in the table; nullopt for values the table does not define.
 std::optional<OpcodeInfo> opcode_info(std::uint16_t value) noexcept;
 const char* opcode_name(Opcode op) noexcept;
+// Every row of the def's opcode table, in the def's order.
+std::span<const OpcodeInfo> all_opcodes() noexcept;
 
 // The largest request payload a client may send with `opcode`: `get` up to max_payload (the
 // daemon's max_frame); hello and the control operations, whose payload is a small JSON

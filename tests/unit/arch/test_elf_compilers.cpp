@@ -2,6 +2,7 @@
 // Skipped, with the reason printed, where a compiler library cannot be loaded.
 #include <gtest/gtest.h>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "gpu_compilers.hpp"
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "arch/gpu_containers.hpp"
 #include "elf_builder.hpp"

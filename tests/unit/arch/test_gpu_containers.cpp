@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "arch/gpu_containers.hpp"
 #include "elf_builder.hpp"

@@ -17,7 +17,39 @@ KeyInput base() {
   return in;
 }
 
-TEST(CacheKey, IsDeterministic) { EXPECT_EQ(compute_cache_key(base()), compute_cache_key(base())); }
+// The documented encoding (cache_key.hpp), written out by hand: u64 LE length + bytes of each
+// string, counts before lists, headers sorted by name.
+std::string documented_encoding() {
+  std::string out;
+  auto u64 = [&](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  auto str = [&](std::string_view s) {
+    u64(s.size());
+    out.append(s);
+  };
+  str("kcache-key-v1");
+  str("cuda");
+  str("sm_90a");
+  str("nvrtc 13.0 (libnvrtc.so.13 1@1)");
+  u64(2);
+  str("-lineinfo");
+  str("--use_fast_math");
+  str("axpy");
+  str("__global__ void k() {}");
+  u64(2);
+  str("a.h");
+  str("#define A 1");
+  str("b.h");
+  str("#define B 2");
+  return out;
+}
+
+TEST(CacheKey, IsXxh3OfTheDocumentedEncoding) {
+  EXPECT_EQ(compute_cache_key(base()), digest_of(documented_encoding()));
+  // Frozen: keys name entries of caches already on disk, so the format may not drift.
+  EXPECT_EQ(compute_cache_key(base()).hex(), "389cfc58c9ff8dfa23022c512e380ee5");
+}
 
 TEST(CacheKey, HeaderOrderDoesNotMatter) {
   KeyInput a = base();

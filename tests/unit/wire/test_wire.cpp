@@ -72,7 +72,10 @@ TEST(Wire, OversizedHeaderIsRejectedBeforeThePayload) {
   auto f = reader.next();
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().code, Errc::too_large);
-  EXPECT_FALSE(reader.next().ok());  // stays failed
+  auto again = reader.next();
+  ASSERT_FALSE(again.ok());  // stays failed
+  EXPECT_EQ(again.error().code, Errc::protocol);
+  EXPECT_EQ(again.error().message, "frame stream already failed");
 }
 
 TEST(Wire, TruncatedFieldIsAProtocolError) {
@@ -82,6 +85,8 @@ TEST(Wire, TruncatedFieldIsAProtocolError) {
   auto r = decode_get_request(payload);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Errc::protocol);
+  EXPECT_NE(r.error().message.find("field 'name' claims 6 bytes but only 4 remain"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(Wire, DuplicateSingularFieldIsRejected) {
@@ -91,7 +96,8 @@ TEST(Wire, DuplicateSingularFieldIsRejected) {
   w.str(Tag::name, "b");
   auto r = decode_get_request(payload);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("duplicate"), std::string::npos);
+  EXPECT_EQ(r.error().code, Errc::protocol);
+  EXPECT_EQ(r.error().message, "duplicate field 'name'");
 }
 
 TEST(Wire, WrongIntegerWidthIsRejected) {
@@ -99,7 +105,22 @@ TEST(Wire, WrongIntegerWidthIsRejected) {
   FieldWriter w(payload);
   w.str(Tag::name, "a");
   w.u16(Tag::device, 1);  // device is u32
-  EXPECT_FALSE(decode_get_request(payload).ok());
+  auto r = decode_get_request(payload);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::protocol);
+  EXPECT_EQ(r.error().message, "field 'device' (u32) has 2 bytes, expected 4");
+}
+
+// The def's type column holds in every message, also for fields a message does not read.
+TEST(Wire, TypesFromTheDefAreEnforcedForEveryField) {
+  std::string payload;
+  FieldWriter w(payload);
+  w.str(Tag::name, "a");
+  w.u32(Tag::size, 1);  // size is u64; a get request has no size field
+  auto r = decode_get_request(payload);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::protocol);
+  EXPECT_EQ(r.error().message, "field 'size' (u64) has 4 bytes, expected 8");
 }
 
 TEST(Wire, HeaderDataWithoutNameIsRejected) {
@@ -107,12 +128,18 @@ TEST(Wire, HeaderDataWithoutNameIsRejected) {
   FieldWriter w(payload);
   w.str(Tag::name, "a");
   w.bytes(Tag::header_data, "x");
-  EXPECT_FALSE(decode_get_request(payload).ok());
+  auto orphan = decode_get_request(payload);
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_EQ(orphan.error().code, Errc::protocol);
+  EXPECT_EQ(orphan.error().message, "header_data without header_name");
   std::string dangling;
   FieldWriter d(dangling);
   d.str(Tag::name, "a");
   d.str(Tag::header_name, "x.h");
-  EXPECT_FALSE(decode_get_request(dangling).ok());
+  auto unpaired = decode_get_request(dangling);
+  ASSERT_FALSE(unpaired.ok());
+  EXPECT_EQ(unpaired.error().code, Errc::protocol);
+  EXPECT_EQ(unpaired.error().message, "header_name without header_data");
 }
 
 TEST(Wire, UnknownTagsAreSkipped) {
@@ -130,7 +157,8 @@ TEST(Wire, MissingNameIsRejected) {
   FieldWriter(payload).str(Tag::target, "sm_90a");
   auto r = decode_get_request(payload);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("name"), std::string::npos);
+  EXPECT_EQ(r.error().code, Errc::protocol);
+  EXPECT_EQ(r.error().message, "missing required field 'name'");
 }
 
 TEST(Wire, ErrorRepliesDecodeToTheirStatusMessageAndLog) {
@@ -148,7 +176,10 @@ TEST(Wire, HelloNeedsTheMagic) {
   FieldWriter w(payload);
   w.u32(Tag::proto_min, 1);
   w.u32(Tag::proto_max, 1);
-  EXPECT_FALSE(decode_hello_request(payload).ok());
+  auto r = decode_hello_request(payload);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Errc::protocol);
+  EXPECT_EQ(r.error().message, "hello without the 'kcache' magic");
   std::string good;
   encode(good, HelloRequest{});
   EXPECT_TRUE(decode_hello_request(good).ok());

@@ -1,0 +1,32 @@
+// module_reply.hpp — the module reply of `get`, shared by the cache step (get_handler.cpp)
+// and the provider step (providers/provider_step.cpp).
+//
+// Contract (loop thread):
+//  * `send_module` sends `entry` under `key` with `origin`. With want_fd it opens the file
+//    first; a file that vanished behind the daemon's back drops the entry and returns the
+//    error without replying (the caller may materialize or compile again).
+//  * `serve_entry` serves a catalog entry found for a request: it checks the entry is still
+//    the file published (else drops it: a miss), sends it, marks it served and counts it
+//    (`hits` for Origin::hit, `provider_hits` for Origin::provider). False when nothing was
+//    sent and the caller goes on as for a miss.
+#pragma once
+
+#include <cstdint>
+
+#include "cache/entry.hpp"
+#include "common/digest.hpp"
+#include "kcache/result.hpp"
+#include "wire/messages.hpp"
+
+namespace kcache::daemon {
+
+class Daemon;
+class Session;
+
+Status send_module(Daemon& d, Session& s, std::uint32_t id, const Digest128& key,
+                   const Entry& entry, wire::Origin origin, bool want_fd);
+
+bool serve_entry(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
+                 wire::Origin origin, bool want_fd);
+
+}  // namespace kcache::daemon
