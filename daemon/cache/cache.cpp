@@ -10,7 +10,7 @@
 
 namespace kcache::daemon {
 
-Cache::Cache(uv_loop_t* loop, const Store& store, IndexWorker& index, Stats& stats,
+Cache::Cache(uv_loop_t* loop, Store& store, IndexWorker& index, Stats& stats,
              std::chrono::milliseconds flush_interval)
     : loop_(loop), store_(store), index_(index), stats_(stats),
       timer_(UvHandle<uv_timer_t>::make()) {

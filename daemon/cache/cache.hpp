@@ -45,7 +45,7 @@ struct PublishMeta {
 
 class Cache {
  public:
-  Cache(uv_loop_t* loop, const Store& store, IndexWorker& index, Stats& stats,
+  Cache(uv_loop_t* loop, Store& store, IndexWorker& index, Stats& stats,
         std::chrono::milliseconds flush_interval);
   ~Cache();
   Cache(const Cache&) = delete;
@@ -75,6 +75,7 @@ class Cache {
   const Catalog& catalog() const noexcept { return catalog_; }
   Catalog& catalog() noexcept { return catalog_; }
   const Store& store() const noexcept { return store_; }
+  Store& store() noexcept { return store_; }
   std::size_t publishes_in_flight() const noexcept { return publishes_in_flight_; }
 
   // Hands every pending change to the index worker now (ls, shutdown, tests). A batch that
@@ -99,7 +100,7 @@ class Cache {
   void collect_touches_and_counters();
 
   uv_loop_t* loop_;
-  const Store& store_;
+  Store& store_;
   IndexWorker& index_;
   Stats& stats_;
   Catalog catalog_;

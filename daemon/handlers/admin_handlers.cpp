@@ -36,11 +36,11 @@ void evict_one(Daemon& d, const Digest128& key, bool force, EvictTally& t) {
   t.freed += before - d.cache().catalog().bytes();
 }
 
-json tally_json(const EvictTally& t, const Daemon& d) {
+json tally_json(const EvictTally& t, Daemon& d) {
   return {{"removed_entries", t.removed}, {"freed_bytes", t.freed},
           {"skipped_in_grace", t.in_grace},
-          {"remaining_entries", const_cast<Daemon&>(d).cache().catalog().size()},
-          {"remaining_bytes", const_cast<Daemon&>(d).cache().catalog().bytes()}};
+          {"remaining_entries", d.cache().catalog().size()},
+          {"remaining_bytes", d.cache().catalog().bytes()}};
 }
 
 // Replies once the evicted files are off the disk, so the freed bytes are really free.

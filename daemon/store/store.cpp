@@ -130,7 +130,7 @@ std::string Store::object_path(const Digest128& digest, ObjectKind kind) const {
   return path;
 }
 
-Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) const {
+Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) {
   StagedObject staged;
   staged.digest = digest_of(bytes);
   staged.size = bytes.size();
@@ -162,14 +162,14 @@ Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) const
   return staged;
 }
 
-Result<bool> Store::commit(const StagedObject& staged) const {
+Result<bool> Store::commit(const StagedObject& staged) {
   const int shard = shard_fds_[shard_of(staged.digest)].get();
   const std::string name = object_name(staged.digest, staged.kind);
   {
     // The object is wanted again: a removal still pending for it is cancelled; one the pool is
     // moving right now is waited for (rare, and a rename is short). Only the loop schedules
     // removals, so none can start between here and the rename below.
-    const std::string item = shard_name(shard_of(staged.digest)) + "/" + name;
+    const ShardEntry item{shard_of(staged.digest), name};
     std::unique_lock lock(removals_->mu);
     removals_->scheduled.erase(item);
     removals_->moved.wait(lock, [&] { return !removals_->moving.contains(item); });
@@ -209,7 +209,7 @@ Result<bool> Store::commit(const StagedObject& staged) const {
   return errno_error(Errc::io, "cannot publish " + object_path(staged.digest, staged.kind), err);
 }
 
-void Store::remember_published(int shard_fd, const std::string& name) const {
+void Store::remember_published(int shard_fd, const std::string& name) {
   constexpr std::size_t kRemembered = 256;  // far more than publishes staged at once
   struct stat st {};
   if (::fstatat(shard_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
@@ -225,7 +225,7 @@ bool Store::published_here(const std::string& name, const FileStamp& stamp) cons
   return false;
 }
 
-void Store::discard(const StagedObject& staged) const {
+void Store::discard(const StagedObject& staged) {
   ::unlinkat(tmp_fd_.get(), staged.staging_name.c_str(), 0);
 }
 
@@ -285,32 +285,32 @@ Result<bool> Store::object_exists(const Digest128& digest, ObjectKind kind) cons
   return errno_error(Errc::io, "stat " + object_path(digest, kind));
 }
 
-Status Store::remove_object(const Digest128& digest, ObjectKind kind) const {
+Status Store::remove_object(const Digest128& digest, ObjectKind kind) {
   return remove_shard_entry(shard_of(digest), object_name(digest, kind));
 }
 
-Status Store::remove_shard_entry(std::uint8_t shard, const std::string& name) const {
+Status Store::remove_shard_entry(std::uint8_t shard, const std::string& name) {
   std::lock_guard lock(removals_->mu);
   Removals& r = *removals_;
-  auto [it, fresh] = r.scheduled.try_emplace(shard_name(shard) + "/" + name, r.last_seq + 1);
+  auto [it, fresh] = r.scheduled.try_emplace(ShardEntry{shard, name}, r.last_seq + 1);
   if (fresh) r.order.emplace_back(++r.last_seq, it->first);
   return {};
 }
 
 bool Store::removal_scheduled(std::uint8_t shard, const std::string& name) const {
-  const std::string item = shard_name(shard) + "/" + name;
+  const ShardEntry item{shard, name};
   std::lock_guard lock(removals_->mu);
   return removals_->scheduled.contains(item) || removals_->moving.contains(item);
 }
 
-Status Store::unlink_damaged(const Digest128& digest, ObjectKind kind) const {
+Status Store::unlink_damaged(const Digest128& digest, ObjectKind kind) {
   if (::unlinkat(shard_fds_[shard_of(digest)].get(), object_name(digest, kind).c_str(), 0) != 0 &&
       errno != ENOENT)
     return errno_error(Errc::io, "cannot remove " + object_path(digest, kind));
   return {};
 }
 
-void Store::reserve_removals(std::size_t n) const {
+void Store::reserve_removals(std::size_t n) {
   std::lock_guard lock(removals_->mu);
   removals_->scheduled.reserve(removals_->scheduled.size() + n);
 }
@@ -325,9 +325,9 @@ std::uint64_t Store::last_removal_seq() const noexcept {
   return removals_->last_seq;
 }
 
-// Under removals_->mu: the oldest live item scheduled up to `upto`, now marked moving; stale
-// entries (cancelled or rescheduled) are dropped on the way.
-static std::optional<std::string> take_removal(auto& r, std::uint64_t upto) {
+// Under removals_->mu: the oldest live item scheduled up to `upto`, now marked moving, into
+// `out` (false: none); stale entries (cancelled or rescheduled) are dropped on the way.
+static bool take_removal(auto& r, std::uint64_t upto, auto& out) {
   while (!r.order.empty() && r.order.front().first <= upto) {
     auto [seq, item] = std::move(r.order.front());
     r.order.pop_front();
@@ -335,12 +335,13 @@ static std::optional<std::string> take_removal(auto& r, std::uint64_t upto) {
     if (it == r.scheduled.end() || it->second != seq) continue;
     r.scheduled.erase(it);
     r.moving.insert(item);
-    return item;
+    out = std::move(item);
+    return true;
   }
-  return std::nullopt;
+  return false;
 }
 
-Result<std::size_t> Store::process_removals(std::uint64_t upto) const {
+Result<std::size_t> Store::process_removals(std::uint64_t upto) {
   {
     std::lock_guard lock(removals_->mu);
     const auto& order = removals_->order;
@@ -359,17 +360,13 @@ Result<std::size_t> Store::process_removals(std::uint64_t upto) const {
     // finds the item still scheduled and cancels it, or waits while it is `moving`: the
     // publish sees the file gone, or the removal never happens. Items scheduled during the
     // pass are taken by it too when their number is within `upto`.
-    std::string item;
+    ShardEntry item;
     {
       std::lock_guard lock(removals_->mu);
-      auto taken = take_removal(*removals_, upto);
-      if (!taken) break;
-      item = std::move(*taken);
+      if (!take_removal(*removals_, upto, item)) break;
     }
-    const int shard = std::stoi(item.substr(0, 2), nullptr, 16);
-    const std::string name = item.substr(3);
-    const bool ok =
-        ::renameat(shard_fds_[shard].get(), name.c_str(), trash.get(), std::to_string(i).c_str()) == 0;
+    const bool ok = ::renameat(shard_fds_[item.shard].get(), item.name.c_str(), trash.get(),
+                               std::to_string(i).c_str()) == 0;
     const int err = errno;
     {
       std::lock_guard lock(removals_->mu);
@@ -380,7 +377,8 @@ Result<std::size_t> Store::process_removals(std::uint64_t upto) const {
       ++moved;
     else if (err != ENOENT)
       // Left in place: the next reconcile finds it unreferenced and tries again.
-      spdlog::warn("cannot remove {}/{}: {}", objects_path_, item, std::strerror(err));
+      spdlog::warn("cannot remove {}/{}/{}: {}", objects_path_, shard_name(item.shard), item.name,
+                   std::strerror(err));
   }
   // Freeing the blocks is the slow part; nothing else waits for it.
   std::vector<std::string> files;
@@ -416,7 +414,7 @@ Result<std::vector<std::string>> Store::list_staging() const {
   return out;
 }
 
-Result<bool> Store::remove_staging(const std::string& name) const {
+Result<bool> Store::remove_staging(const std::string& name) {
   if (::unlinkat(tmp_fd_.get(), name.c_str(), 0) == 0) return true;
   if (errno == ENOENT) return false;
   return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + name);
@@ -439,7 +437,7 @@ Status Store::sync_shards(const std::bitset<256>& shards) const {
   return {};
 }
 
-Status Store::sweep_staging() const {
+Status Store::sweep_staging() {
   KC_TRY_ASSIGN(const auto names, list_staging());
   for (const std::string& n : names) {
     if (is_trash_name(n)) {

@@ -107,9 +107,9 @@ class Store {
     return static_cast<std::uint8_t>(digest.high >> 56);
   }
 
-  Result<StagedObject> stage(std::string_view bytes, ObjectKind kind) const;
-  Result<bool> commit(const StagedObject& staged) const;
-  void discard(const StagedObject& staged) const;
+  Result<StagedObject> stage(std::string_view bytes, ObjectKind kind);
+  Result<bool> commit(const StagedObject& staged);
+  void discard(const StagedObject& staged);
 
   Result<Fd> open_object(const Digest128& digest, ObjectKind kind) const;
   // Any thread: reads the object through a reused 128 KiB per-thread buffer (never whole in
@@ -117,20 +117,20 @@ class Store {
   // not a regular file, Errc::io when it cannot be read. Judging a size is the caller's.
   Result<ObjectCheck> check_object(const Digest128& digest, ObjectKind kind) const;
   Result<bool> object_exists(const Digest128& digest, ObjectKind kind) const;
-  Status remove_object(const Digest128& digest, ObjectKind kind) const;
+  Status remove_object(const Digest128& digest, ObjectKind kind);
   // Schedules the removal of any directory entry of a shard by name (an object, an orphan, a
   // planted symlink) under the next sequence number. Cheap: nothing touches the disk until
   // process_removals(). Scheduling an entry already scheduled keeps its first number.
-  Status remove_shard_entry(std::uint8_t shard, const std::string& name) const;
+  Status remove_shard_entry(std::uint8_t shard, const std::string& name);
   bool removal_scheduled(std::uint8_t shard, const std::string& name) const;
   // Any thread: unlinks a damaged object now, not through the schedule (a publish of the same
   // digest would cancel a scheduled removal and keep the damaged bytes).
-  Status unlink_damaged(const Digest128& digest, ObjectKind kind) const;
+  Status unlink_damaged(const Digest128& digest, ObjectKind kind);
   // Sizes the schedule for `n` more removals up front, so a GC step never pays a rehash.
-  void reserve_removals(std::size_t n) const;
+  void reserve_removals(std::size_t n);
   // Background thread: moves every entry scheduled under a number <= `upto` (and not cancelled)
   // into a trash directory and frees it. Returns how many entries it removed.
-  Result<std::size_t> process_removals(std::uint64_t upto = UINT64_MAX) const;
+  Result<std::size_t> process_removals(std::uint64_t upto = UINT64_MAX);
   // The number of the latest removal scheduled (0 before the first), and whether any is still
   // waiting for a pass.
   std::uint64_t last_removal_seq() const noexcept;
@@ -139,7 +139,7 @@ class Store {
   Result<std::vector<ShardFile>> list_shard(std::uint8_t shard) const;
   Result<std::vector<std::string>> list_staging() const;
   // Removes a staging file; false if it was already gone.
-  Result<bool> remove_staging(const std::string& name) const;
+  Result<bool> remove_staging(const std::string& name);
   // Parses an object file name "<32 hex>.<cubin|hsaco>".
   static std::optional<std::pair<Digest128, ObjectKind>> parse_object_name(std::string_view name);
 
@@ -153,7 +153,7 @@ class Store {
   // inode).
   // Errc::not_found when it is gone, Errc::corrupt when it is not a regular file.
   Result<std::uint64_t> fingerprint(const Digest128& digest, ObjectKind kind) const;
-  Status sweep_staging() const;
+  Status sweep_staging();
 
  private:
   Result<Fd> open_object_with(const Digest128& digest, ObjectKind kind, int extra_flags) const;
@@ -164,15 +164,26 @@ class Store {
   Fd objects_fd_;
   Fd tmp_fd_;
   std::vector<Fd> shard_fds_;  // 256, index = first byte of the digest
-  // Removals scheduled by the loop ("ab/<name>" -> its number), done in the background;
-  // commit() cancels one for an object published again (erased from `scheduled`; its entry in
-  // `order` goes stale and is skipped). Heap-held so a Store stays movable.
+  // One file of a shard directory: what a removal names.
+  struct ShardEntry {
+    std::uint8_t shard = 0;
+    std::string name;
+    bool operator==(const ShardEntry&) const = default;
+  };
+  struct ShardEntryHash {
+    std::size_t operator()(const ShardEntry& e) const noexcept {
+      return std::hash<std::string>{}(e.name) ^ (std::size_t{e.shard} * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  // Removals scheduled by the loop (entry -> its number), done in the background; commit()
+  // cancels one for an object published again (erased from `scheduled`; its entry in `order`
+  // goes stale and is skipped). Heap-held so a Store stays movable.
   struct Removals {
     std::mutex mu;
     std::condition_variable moved;  // signalled when an item leaves `moving`
-    std::unordered_map<std::string, std::uint64_t> scheduled;
-    std::deque<std::pair<std::uint64_t, std::string>> order;  // by number, oldest first
-    std::unordered_set<std::string> moving;  // being renamed into the trash, lock not held
+    std::unordered_map<ShardEntry, std::uint64_t, ShardEntryHash> scheduled;
+    std::deque<std::pair<std::uint64_t, ShardEntry>> order;  // by number, oldest first
+    std::unordered_set<ShardEntry, ShardEntryHash> moving;  // being renamed, lock not held
     std::uint64_t last_seq = 0;
   };
   std::unique_ptr<Removals> removals_ = std::make_unique<Removals>();
@@ -183,7 +194,7 @@ class Store {
     std::deque<std::pair<std::string, FileStamp>> items;  // newest last, bounded
   };
   std::unique_ptr<Recent> recent_ = std::make_unique<Recent>();
-  void remember_published(int shard_fd, const std::string& name) const;
+  void remember_published(int shard_fd, const std::string& name);
   bool published_here(const std::string& name, const FileStamp& stamp) const;
 };
 

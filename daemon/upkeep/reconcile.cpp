@@ -207,7 +207,7 @@ namespace {
 // A finding about an entry, checked against the catalog as it is now and repaired; false
 // when it no longer holds (the entry changed, or its object was published again).
 bool repair_entry(Cache& cache, const Candidate& c, const std::vector<Item>& items, Problem& p) {
-  const Store& store = cache.store();
+  Store& store = cache.store();
   const Item& it = items[c.item];
   const Entry* now = cache.catalog().find(it.key);
   if (now == nullptr || now->digest != it.digest) return false;  // changed meanwhile
@@ -225,7 +225,7 @@ bool repair_entry(Cache& cache, const Candidate& c, const std::vector<Item>& ite
 // A finding about a file in a shard; false when it no longer holds or is being removed.
 // Sets `removed` when the file is gone.
 bool repair_file(Cache& cache, const Candidate& c, Problem& p, bool& removed) {
-  const Store& store = cache.store();
+  Store& store = cache.store();
   if (store.removal_scheduled(c.shard, c.name)) return false;  // GC or evict is removing it
   if (c.what == Candidate::What::orphan) {
     const auto parsed = Store::parse_object_name(c.name);
@@ -245,7 +245,7 @@ bool repair_file(Cache& cache, const Candidate& c, Problem& p, bool& removed) {
 void sweep_stale_staging(Cache& cache, const std::vector<std::string>& staging,
                          ReconcileReport& report) {
   if (cache.publishes_in_flight() != 0) return;
-  const Store& store = cache.store();
+  Store& store = cache.store();
   for (const std::string& name : staging) {
     if (Store::is_trash_name(name)) continue;  // being freed by a removal pass
     auto removed = store.remove_staging(name);

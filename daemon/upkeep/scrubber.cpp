@@ -65,7 +65,7 @@ void Scrubber::check_next_batch() {
   auto corrupt = std::make_shared<std::vector<Corrupt>>();
   auto checked = std::make_shared<std::uint64_t>(0);
   busy_ = true;
-  const Store& store = cache_.store();
+  Store& store = cache_.store();
   run_in_pool(
       loop_,
       [batch, corrupt, checked, &store] {
