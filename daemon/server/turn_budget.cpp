@@ -40,10 +40,17 @@ void TurnBudget::stop() {
 
 bool TurnBudget::may_run(uid_t uid) const noexcept {
   const auto it = spent_.find(uid);
-  return it == spent_.end() || it->second < kUidTimePerTurn;
+  if (it == spent_.end() || it->second < kUidTimePerTurn) return true;
+  return uv_now(loop_) >= contended_until_ms_;  // nobody else has asked lately
 }
 
-void TurnBudget::charge(uid_t uid, std::uint64_t ns) { spent_[uid] += ns; }
+void TurnBudget::charge(uid_t uid, std::uint64_t ns) {
+  spent_[uid] += ns;
+  // Two uids taking turns is contention: the budget holds for a while after each switch.
+  if (charged_any_ && uid != last_charged_) contended_until_ms_ = uv_now(loop_) + kContendedForMs;
+  last_charged_ = uid;
+  charged_any_ = true;
+}
 
 void TurnBudget::defer(std::weak_ptr<Session> session, bool ran_this_turn) {
   if (ran_this_turn)

@@ -5,9 +5,11 @@
 // Contract (loop thread only):
 //  * A turn ends at the loop's check phase (after the I/O callbacks); every uid's time then
 //    starts again from zero and turn() advances.
-//  * may_run(uid) is true while `uid` has used less than kUidTimePerTurn of this turn;
-//    charge(uid, ns) books loop time spent on its behalf. One frame may overshoot (it is
-//    checked before, timed after), so a uid's share is its budget plus one request.
+//  * may_run(uid) is true while `uid` has used less than kUidTimePerTurn of this turn, or
+//    when no other uid has run for kContendedForMs (work-conserving: a worker pool of one
+//    uid is not slowed to protect nobody); charge(uid, ns) books loop time spent on its
+//    behalf. One frame may overshoot (it is checked before, timed after), so a uid's share
+//    is its budget plus one request.
 //  * defer(s, ran) queues a session whose frames wait for a later turn. At the next turn's
 //    start (idle phase, before I/O) each queued session is resumed once, in queue order. One
 //    that had frames this turn goes to the back; one that got none (its uid's share was spent
@@ -33,6 +35,9 @@ class Session;
 class TurnBudget {
  public:
   static constexpr std::uint64_t kUidTimePerTurn = 50'000;  // ns
+  // How long after two uids last took turns the budget still holds: with one uid alone
+  // there is nobody to be fair to, and it gets the whole loop.
+  static constexpr std::uint64_t kContendedForMs = 10;
   // Frames one connection hands over per turn, whatever its uid's budget.
   static constexpr std::uint32_t kFramesPerTurn = 16;
 
@@ -59,6 +64,9 @@ class TurnBudget {
   UvHandle<uv_idle_t> idle_;
   std::uint64_t turn_ = 1;
   std::unordered_map<uid_t, std::uint64_t> spent_;  // ns this turn, only uids that ran
+  uid_t last_charged_ = 0;
+  bool charged_any_ = false;
+  std::uint64_t contended_until_ms_ = 0;  // loop time until which the budget holds
   std::unordered_map<uid_t, std::size_t> buffered_;
   std::deque<std::weak_ptr<Session>> deferred_;
 };
