@@ -43,7 +43,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 printf '%s\n' "${sources[@]}" |
   xargs -P "$(nproc)" -n 8 "$tidy" -p "$builddir" --quiet --config="$config" \
-    --header-filter="^$(pwd)/(daemon|libclient|tools)/" >"$out" 2>/dev/null || true
+    --header-filter='/(daemon|libclient|tools)/' >"$out" 2>/dev/null || true
 if grep -q 'readability-function-size' "$out"; then
   grep -A1 'readability-function-size' "$out" | grep -v '^--$' | sort -u
   status=1
