@@ -62,6 +62,11 @@ struct Percentiles {
 
 class LoopBudgets : public DaemonFixture {
  protected:
+  static constexpr int kTries = 3;
+  // 5x the baseline, and never under 2 ms: a shared 2-vCPU VM has scheduler noise of its own
+  // (a waking thread can wait a whole slice, ~1.5 ms).
+  static double bound(const Percentiles& alone) { return std::max(5 * alone.p99, 2000.0); }
+
   void SetUp() override {
     DaemonFixture::SetUp();
     // The attacker runs as nobody: the test directory must be reachable for it.
@@ -144,20 +149,26 @@ class LoopBudgets : public DaemonFixture {
 };
 
 TEST_F(LoopBudgets, PipelinedStatusFromAnotherUidKeepsTheProbesHitsWithinFiveTimesTheirBaseline) {
-  const Percentiles alone = time_hits();
   std::string batch;
   for (std::uint32_t id = 2; id < 2 + 512; ++id) wire::append_frame(batch, kStatus, 0, id, "");
-  const pid_t flood = attacker(batch, 4.0);
-  std::this_thread::sleep_for(300ms);  // the flood is under way
-  const Percentiles flooded = time_hits();
-  const int flood_exit = wait_child(flood);
-  std::printf("[   NOTE   ] probe hit p50/p99/max: %.0f/%.0f/%.0f us alone, %.0f/%.0f/%.0f us beside "
-              "a pipelined status flood (%s)\n",
-              alone.p50, alone.p99, alone.max, flooded.p50, flooded.p99, flooded.max,
-              ::geteuid() == 0 ? "uid 65534" : "the same uid");
-  EXPECT_EQ(flood_exit, 0) << "the flooding client lost its connection or was not answered";
-  // 5x the baseline, and never under 1 ms: a shared 2-vCPU VM has scheduler noise of its own.
-  EXPECT_LT(flooded.p99, std::max(5 * alone.p99, 1000.0));
+  // Up to three tries, each its own baseline then flood: under CI another test program may
+  // share the two vCPUs for seconds and put scheduler slices on one try's p99; a daemon
+  // without the budget puts ~320 ms there on every try (docs/reliability.md).
+  bool within = false;
+  for (int attempt = 1; attempt <= kTries && !within; ++attempt) {
+    const Percentiles alone = time_hits();
+    const pid_t flood = attacker(batch, 4.0);
+    std::this_thread::sleep_for(300ms);  // the flood is under way
+    const Percentiles flooded = time_hits();
+    const int flood_exit = wait_child(flood);
+    std::printf("[   NOTE   ] try %d: probe hit p50/p99/max: %.0f/%.0f/%.0f us alone, %.0f/%.0f/%.0f us "
+                "beside a pipelined status flood (%s)\n",
+                attempt, alone.p50, alone.p99, alone.max, flooded.p50, flooded.p99, flooded.max,
+                ::geteuid() == 0 ? "uid 65534" : "the same uid");
+    EXPECT_EQ(flood_exit, 0) << "the flooding client lost its connection or was not answered";
+    within = flooded.p99 < bound(alone);
+  }
+  EXPECT_TRUE(within) << "the probe's p99 beside the flood was over 5x its baseline on all " << kTries << " tries";
 }
 
 TEST_F(LoopBudgets, AFrameOfMillionsOfEmptyOptionsIsRefusedAtTheFirstOptionOverTheLimit) {
@@ -219,7 +230,7 @@ TEST_F(LoopBudgets, AFrameOfMillionsOfEmptyOptionsIsRefusedAtTheFirstOptionOverT
               alone.p50, alone.p99, beside.p50, beside.p99);
   EXPECT_NE(refusal.find("option count (limits.max_options) is over the limit of 256"), std::string::npos)
       << refusal;
-  EXPECT_LT(beside.p99, std::max(5 * alone.p99, 1000.0));
+  EXPECT_LT(beside.p99, bound(alone));
 }
 
 TEST_F(LoopBudgets, AControlFrameLargerThanItsOpcodeMayCarryIsRefusedAtItsHeader) {
