@@ -5,6 +5,7 @@ namespace kcache::daemon {
 std::optional<ObjectKind> parse_kind(std::string_view s) noexcept {
   if (s == "cubin") return ObjectKind::cubin;
   if (s == "hsaco") return ObjectKind::hsaco;
+  if (s == "so") return ObjectKind::so;
   return std::nullopt;
 }
 

@@ -14,11 +14,12 @@
 
 namespace kcache::daemon {
 
-enum class ObjectKind : std::uint8_t { cubin, hsaco };
+// cubin and hsaco: device binaries; so: a host shared object with device code embedded.
+enum class ObjectKind : std::uint8_t { cubin, hsaco, so };
 enum class EntryOrigin : std::uint8_t { compiled, provider };
 
 constexpr const char* kind_extension(ObjectKind k) noexcept {
-  return k == ObjectKind::cubin ? "cubin" : "hsaco";
+  return k == ObjectKind::cubin ? "cubin" : k == ObjectKind::hsaco ? "hsaco" : "so";
 }
 std::optional<ObjectKind> parse_kind(std::string_view s) noexcept;
 // cuda → cubin, hip → hsaco.

@@ -42,6 +42,10 @@ inline constexpr std::size_t kMaxModules = 65536;
 enum class Compression : std::uint8_t { none, zstd };
 std::string_view compression_name(Compression c) noexcept;  // "none" / "zstd"
 
+// What a module file is: a device binary (cubin, code object) or a host shared object with
+// the device code embedded (a FlashInfer `<mod>.so`: arch/host_object.hpp).
+enum class ModuleFormat : std::uint8_t { device_binary, host_object };
+
 struct ModuleSpec {
   std::string name;
   std::string file;  // relative to the provider directory
@@ -49,6 +53,12 @@ struct ModuleSpec {
   std::uint64_t size = 0;
   Digest128 digest;  // of the decompressed bytes
   Compression compression = Compression::none;
+  ModuleFormat format = ModuleFormat::device_binary;
+  // Providers that publish no digests (FlashInfer wheels): `digest` is the file's identity
+  // when scanned (provider_files.hpp file_identity), and only bytes read from that same,
+  // unchanged file are served.
+  bool digest_is_identity = false;
+  std::vector<Target> provided;  // host objects: every target the provider declares
 };
 
 struct Manifest {

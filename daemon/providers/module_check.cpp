@@ -9,6 +9,7 @@
 
 #include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
+#include "arch/host_object.hpp"
 
 namespace kcache::providers {
 
@@ -75,7 +76,7 @@ class Sink {
                              std::to_string(bytes_.size()) + " bytes, the manifest declares " +
                              std::to_string(m_.size));
     const Digest128 digest = hasher_.finish();
-    if (digest != m_.digest)
+    if (!m_.digest_is_identity && digest != m_.digest)
       return corrupt(m_, "digest mismatch: the bytes hash to " + digest.hex() +
                              ", the manifest says " + m_.digest.hex());
     return std::move(bytes_);
@@ -138,6 +139,24 @@ Status decompress(const ModuleSpec& m, int fd, std::size_t file_size, ZstdDCtx& 
   return {};
 }
 
+// A module without a published digest is served only from the file scanned: one rewritten
+// since (a `pip install -U` under way) is not_found, so the caller rescans instead of
+// refusing the module for good.
+Status check_unchanged(const ModuleSpec& m, const struct stat& st) {
+  if (!m.digest_is_identity || file_identity(st) == m.digest) return {};
+  return make_error(Errc::not_found, "module " + describe_module(m) +
+                                         ": the file changed since it was scanned");
+}
+
+Status check_binary(const ModuleSpec& m, std::span<const std::byte> bytes) {
+  const Status checked =
+      m.format == ModuleFormat::host_object
+          ? check_host_object_matches(bytes, m.target, m.provided, /*allow_ptx=*/false)
+          : check_binary_matches(bytes, m.target);
+  if (!checked.ok()) return corrupt(m, checked.error().message);
+  return {};
+}
+
 }  // namespace
 
 std::string describe_module(const ModuleSpec& m) {
@@ -171,6 +190,7 @@ Result<std::string> materialize_module(const ProviderDir& dir, const ModuleSpec&
     return make_error(opened.error().code,
                       "module " + describe_module(m) + ": " + opened.error().message);
   }
+  KC_TRY(check_unchanged(m, opened->st));
   KC_TRY(check_sizes(m, opened->st));
   const int fd = opened->fd.get();
   const auto file_size = static_cast<std::size_t>(opened->st.st_size);
@@ -187,10 +207,12 @@ Result<std::string> materialize_module(const ProviderDir& dir, const ModuleSpec&
     KC_TRY(decompress(m, fd, file_size, dctx, sink));
   }
   KC_TRY_ASSIGN(std::string bytes, sink.finish());
-  if (auto checked = check_binary_matches(std::as_bytes(std::span(bytes.data(), bytes.size())),
-                                          m.target);
-      !checked.ok())
-    return corrupt(m, checked.error().message);
+  if (m.digest_is_identity) {
+    struct stat after {};
+    if (::fstat(fd, &after) != 0) return errno_error(Errc::io, "fstat " + m.file);
+    KC_TRY(check_unchanged(m, after));  // the bytes read are the file that was scanned
+  }
+  KC_TRY(check_binary(m, std::as_bytes(std::span(bytes.data(), bytes.size()))));
   return bytes;
 }
 

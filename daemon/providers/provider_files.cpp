@@ -10,6 +10,19 @@
 
 namespace kcache::providers {
 
+Digest128 file_identity(const struct stat& st) {
+  const std::int64_t fields[] = {static_cast<std::int64_t>(st.st_dev),
+                                 static_cast<std::int64_t>(st.st_ino),
+                                 st.st_size,
+                                 st.st_mtim.tv_sec,
+                                 st.st_mtim.tv_nsec,
+                                 st.st_ctim.tv_sec,
+                                 st.st_ctim.tv_nsec};
+  Hasher h;
+  h.update(fields, sizeof fields);
+  return h.finish();
+}
+
 Result<std::string> resolved_path(int fd) {
   const std::string link = "/proc/self/fd/" + std::to_string(fd);
   char buf[PATH_MAX];

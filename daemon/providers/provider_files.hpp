@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/digest.hpp"
 #include "common/fd.hpp"
 #include "kcache/result.hpp"
 
@@ -49,6 +50,10 @@ class ProviderDir {
   gid_t owner_group_ = 0;
   Fd fd_;
 };
+
+// A file's identity: device, inode, size, modification and change times. Any rewrite,
+// replacement or truncation changes it (ctime cannot be set back by a user).
+Digest128 file_identity(const struct stat& st);
 
 // Where an fd really points (readlink of /proc/self/fd/N).
 Result<std::string> resolved_path(int fd);

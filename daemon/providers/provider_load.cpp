@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <set>
 
+#include "providers/flashinfer_provider.hpp"
 #include "providers/module_check.hpp"
 #include "providers/provider_files.hpp"
 #include "providers/provider_key.hpp"
+#include "providers/site_packages.hpp"
 
 namespace kcache::providers {
 
@@ -34,10 +36,8 @@ std::vector<fs::path> subdirectories(const fs::path& dir) {
 }
 
 void hash_stat(Hasher& h, const struct stat& st) {
-  const std::int64_t fields[] = {static_cast<std::int64_t>(st.st_dev), static_cast<std::int64_t>(st.st_ino),
-                                  st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-                                  st.st_ctim.tv_sec, st.st_ctim.tv_nsec};
-  h.update(fields, sizeof fields);
+  const Digest128 identity = file_identity(st);
+  h.update(&identity, sizeof identity);
 }
 
 LoadedProvider incomplete(LoadedProvider p, std::string why) {
@@ -80,6 +80,19 @@ std::string_view provider_state_name(ProviderState s) noexcept {
     case ProviderState::removed: return "removed";
   }
   return "unknown";
+}
+
+std::string_view provider_kind_name(ProviderKind k) noexcept {
+  switch (k) {
+    case ProviderKind::kcache: return "kcache";
+    case ProviderKind::flashinfer: return "flashinfer";
+  }
+  return "unknown";
+}
+
+LoadedProvider load_found(const FoundProvider& found) {
+  if (found.kind == ProviderKind::flashinfer) return load_flashinfer_provider(found);
+  return load_provider(found.path, found.build_variant);
 }
 
 std::string summarize_module_errors(const std::vector<std::string>& errors) {
@@ -174,14 +187,37 @@ LoadedProvider load_provider(const std::string& path, std::string_view build_var
   return p;
 }
 
+namespace {
+
+void add_site_packages(RootListing& out, const std::string& dir) {
+  SitePackagesListing listing = list_site_packages(dir);
+  for (FoundProvider& f : listing.providers) out.providers.push_back(std::move(f));
+  for (std::string& d : listing.watch_dirs) out.watch_dirs.push_back(std::move(d));
+}
+
+// A site-packages, or an environment holding some: FlashInfer providers only.
+bool add_python(RootListing& out, const std::string& dir) {
+  if (is_site_packages(dir)) {
+    add_site_packages(out, dir);
+    return true;
+  }
+  if (!is_python_environment(dir)) return false;
+  out.watch_dirs.push_back(dir);
+  for (const std::string& sp : environment_site_packages(dir)) add_site_packages(out, sp);
+  return true;
+}
+
+}  // namespace
+
 RootListing list_root(const std::string& root) {
   RootListing out;
   if (!is_dir(root)) return out;
   out.exists = true;
+  if (add_python(out, root)) return out;
   out.watch_dirs.push_back(root);
   for (const fs::path& child : subdirectories(root)) {
     if (child.filename() != "build") {
-      out.providers.push_back({child.string(), {}});
+      if (!add_python(out, child.string())) out.providers.push_back({child.string(), {}});
       continue;
     }
     out.watch_dirs.push_back(child.string());

@@ -4,6 +4,9 @@
 // directory of `build/<variant>/` trees; a variant directory is either a provider itself (it
 // holds kcache-provider.json) or holds provider directories. Names starting with '.' are
 // ignored everywhere, so writers can stage a provider under `.name` and rename it in.
+// A root that is a site-packages or a Python environment, and each Python environment a root
+// holds, is searched for FlashInfer providers only (site_packages.hpp): nothing else there is
+// a provider, so unrelated packages make no entries.
 //
 // Contract (pure: no daemon state; any thread):
 //  * `list_root` returns the provider directories of a root and the directories to watch.
@@ -33,7 +36,13 @@ namespace kcache::providers {
 enum class ProviderState : std::uint8_t { active, rejected, incomplete, removed };
 std::string_view provider_state_name(ProviderState state) noexcept;
 
+// Where a provider comes from (docs/providers.md "Provider kinds"): kcache's own format
+// (kcache-provider.json), or a FlashInfer JIT-cache provider wheel installed by pip.
+enum class ProviderKind : std::uint8_t { kcache, flashinfer };
+std::string_view provider_kind_name(ProviderKind kind) noexcept;  // "kcache" / "flashinfer"
+
 struct LoadedProvider {
+  ProviderKind kind = ProviderKind::kcache;
   std::string path;           // the directory, as found under its root
   std::string build_variant;  // the <variant> of build/<variant>/, or empty
   ProviderState state = ProviderState::incomplete;
@@ -52,6 +61,15 @@ LoadedProvider load_provider(const std::string& path, std::string_view build_var
 struct FoundProvider {
   std::string path;
   std::string build_variant;
+  ProviderKind kind = ProviderKind::kcache;
+  // FlashInfer: the entry point that names the provider, the dist-info that declares it and
+  // the site-packages it lies in; `problem` says why the entry point is unusable, and
+  // `installing` that the dist-info has no RECORD yet (pip writes it last).
+  std::string entry_point;
+  std::string dist_info;
+  std::string site_packages;
+  std::string problem;
+  bool installing = false;
 };
 
 struct RootListing {
@@ -61,6 +79,9 @@ struct RootListing {
 };
 
 RootListing list_root(const std::string& root);
+
+// Any kind: dispatches to load_provider or load_flashinfer_provider (flashinfer_provider.hpp).
+LoadedProvider load_found(const FoundProvider& found);
 
 // "N of M modules refused: <first reason>" or "" when every module is usable.
 std::string summarize_module_errors(const std::vector<std::string>& module_errors);

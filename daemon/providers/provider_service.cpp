@@ -132,7 +132,7 @@ void ProviderService::schedule_scan() {
           if (!listing.exists) result->roots_missing = true;
           for (const std::string& dir : listing.watch_dirs) add_watch(result->watch, dir);
           for (const providers::FoundProvider& found : listing.providers) {
-            LoadedProvider p = providers::load_provider(found.path, found.build_variant);
+            LoadedProvider p = providers::load_found(found);
             for (const std::string& dir : p.watch_dirs) add_watch(result->watch, dir);
             result->providers.push_back(std::move(p));
           }
@@ -212,10 +212,11 @@ void ProviderService::materialize(const providers::Pick& pick, bool urgent,
                                   Materializer::Done done) {
   const LoadedProvider& p = table_[pick.provider];
   const providers::ModuleSpec& m = p.manifest->modules[pick.module];
+  const ObjectKind kind = m.format == providers::ModuleFormat::host_object
+                             ? ObjectKind::so
+                             : *kind_for_backend(backend_name(m.target.backend()));
   MaterializeJob job{p.keys[pick.module], p.path, m,
-                     PublishMeta{m.name, m.target.str(),
-                                 *kind_for_backend(backend_name(m.target.backend())),
-                                 EntryOrigin::provider}};
+                     PublishMeta{m.name, m.target.str(), kind, EntryOrigin::provider}};
   materializer_.submit(
       std::move(job), urgent,
       [this, path = p.path, fingerprint = p.fingerprint, module = pick.module,
@@ -260,6 +261,7 @@ nlohmann::json ProviderService::to_json() const {
   for (const LoadedProvider& p : table_) {
     if (out.size() == kMaxProvidersShown) break;
     json j{{"path", p.path},
+           {"kind", providers::provider_kind_name(p.kind)},
            {"state", providers::provider_state_name(p.state)},
            {"reason", p.reason}};
     if (!p.manifest) {

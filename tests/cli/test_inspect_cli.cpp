@@ -2,9 +2,12 @@
 // reason, where a compiler is missing), hand-crafted images and files that are no module.
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "elf_builder.hpp"
 #include "golden.hpp"
 #include "gpu_compilers.hpp"
+#include "nvcc_build.hpp"
 
 namespace kcache::cli_test {
 namespace {
@@ -122,7 +125,7 @@ TEST(InspectCli, SaysWhyEachFileIsNotAModuleAndFails) {
           "text\n" +
           files[1] + ": invalid: cannot read '" + files[1] + "': No such file or directory\n" +
           files[2] +
-          ": invalid: ELF machine EM_X86_64 (62) is neither EM_CUDA (190) nor EM_AMDGPU (224)\n" +
+          ": invalid: a host object with no embedded device code (.nv_fatbin, .hip_fatbin)\n" +
           files[3] + ": invalid: a cubin for sm_90 with PTX but no native code\n" + files[4] +
           ": invalid: a CUDA fatbin [compute_90 ptx], not a single native module\n" + files[5] +
           ": invalid: a clang offload bundle [hipv4-amdgcn-amd-amdhsa--gfx90a], not a single "
@@ -175,6 +178,35 @@ TEST(InspectCli, JsonOfARealCubinCarriesTheToolkitNote) {
   EXPECT_EQ(doc["suffix_evidence"], "ptxas-note");
   EXPECT_EQ(doc["tool_options"].get<std::string>().find("-arch sm_100f"), 0u) << doc;
   EXPECT_EQ(doc["toolkit"].get<std::string>().rfind("Cuda compilation tools", 0), 0u) << doc;
+}
+
+// A FlashInfer-style module: an x86-64 .so whose .nv_fatbin holds compressed SASS.
+TEST(InspectCli, ListsTheDeviceCodeEntriesOfAHostObject) {
+  const auto& so = testing::nvcc_host_object({"arch=compute_90a,code=sm_90a", "arch=compute_80,code=sm_80"});
+  if (!so.available) GTEST_SKIP() << so.message;
+  ASSERT_TRUE(so.ok) << so.message;
+  const TempDir dir;
+  const std::string path = dir.write("mod.so", text_of(so.bytes));
+  const CliResult human = kcachectl({"inspect", path});
+  ASSERT_EQ(human.exit_code, kOk) << human.err;
+  EXPECT_EQ(human.out.rfind(path + ": host shared object, ELF machine EM_X86_64 (62), ", 0), 0u)
+      << human.out;
+  EXPECT_NE(human.out.find("] sass sm_90a, zstd, "), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("] sass sm_80, zstd, "), std::string::npos) << human.out;
+  const CliResult r = kcachectl({"--json", "inspect", path});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  const auto doc = nlohmann::json::parse(r.out).at(0);
+  EXPECT_EQ(doc["kind"], "host-object");
+  EXPECT_EQ(doc["valid"], true);
+  std::set<std::string> targets;
+  for (const auto& e : doc["entries"]) {
+    EXPECT_EQ(e["section"], ".nv_fatbin");
+    EXPECT_EQ(e["kind"], "sass");
+    EXPECT_EQ(e["compression"], "zstd");
+    EXPECT_LT(e["stored_size"].get<int>(), e["size"].get<int>());
+    targets.insert(e["target"].get<std::string>());
+  }
+  EXPECT_EQ(targets, (std::set<std::string>{"sm_80", "sm_90a"}));
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // kcachectl inspect — what GPU binaries were built for, read from their own bytes.
 //
 // Runs locally over libclient/src/arch (no daemon). A file is valid when it is one native
-// module kcache can store and serve: a cubin or an AMD code object carrying native code.
-// PTX text, fatbins and offload bundles are recognised and described, but are not valid
-// modules; neither is anything inspect_binary refuses. Exit 1 when any file is invalid.
+// module kcache can store and serve: a cubin or an AMD code object carrying native code, or a
+// host shared object of this machine with device code embedded (a FlashInfer `<mod>.so`),
+// whose entries are listed one per line (kind, target, compression, sizes). PTX text,
+// fatbins and offload bundles are recognised and described, but are not valid modules;
+// neither is anything inspect_binary refuses. Exit 1 when any file is invalid.
 #include <fcntl.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <span>
 
 #include "arch/elf_inspect.hpp"
+#include "arch/host_object.hpp"
 #include "common/fd.hpp"
 #include "output.hpp"
 #include "verbs.hpp"
@@ -117,34 +120,91 @@ Json info_json(const kcache::BinaryInfo& info) {
   };
 }
 
+// The entries of a host object; the error says why it is not a servable module.
+Json host_object_json(const kcache::HostObjectInfo& info, std::string& error) {
+  Json entries = Json::array();
+  for (const kcache::HostCodeEntry& e : info.entries)
+    entries.push_back({{"section", e.section},
+                       {"container", e.container},
+                       {"kind", e.kind},
+                       {"target", e.target ? Json(e.target->str()) : Json()},
+                       {"compression", kcache::entry_compression_name(e.compression)},
+                       {"stored_size", e.stored_size},
+                       {"size", e.size},
+                       {"note", e.note}});
+  if (info.elf.machine != kcache::host_elf_machine())
+    error = "a host object for ELF machine " + std::to_string(info.elf.machine) +
+            ", not this host's (" + std::to_string(kcache::host_elf_machine()) + ")";
+  else if (info.entries.empty())
+    error = "a host object with no embedded device code (.nv_fatbin, .hip_fatbin)";
+  return Json{{"kind", "host-object"},
+              {"machine", info.elf.machine},
+              {"containers", info.containers},
+              {"entries", std::move(entries)}};
+}
+
+std::string host_object_text(const kcache::HostObjectInfo& info) {
+  std::string out = info.describe();
+  for (const kcache::HostCodeEntry& e : info.entries) {
+    out += "\n  " + e.section + "[" + std::to_string(e.container) + "] " + e.kind + " " +
+           (e.target ? e.target->str() : std::string("-")) + ", " +
+           std::string(kcache::entry_compression_name(e.compression)) + ", " +
+           std::to_string(e.stored_size) + " bytes stored, " + std::to_string(e.size) + " bytes";
+    if (!e.note.empty()) out += " (" + e.note + ")";
+  }
+  return out;
+}
+
+// One file: its JSON document; `text` gets the human line(s).
+Json inspect_one(const std::string& path, std::string& text) {
+  Json doc{{"file", path}};
+  std::string error;
+  auto bytes = read_file(path);
+  if (bytes.ok() && kcache::is_host_object(std::as_bytes(std::span(*bytes)))) {
+    auto host = kcache::inspect_host_object(std::as_bytes(std::span(*bytes)));
+    if (host.ok()) {
+      doc.update(host_object_json(*host, error));
+      text = host_object_text(*host);
+    } else {
+      error = host.error().message;
+    }
+  } else {
+    auto info = bytes.ok() ? kcache::inspect_binary(std::as_bytes(std::span(*bytes)))
+                           : kcache::Result<kcache::BinaryInfo>(bytes.error());
+    if (info.ok()) {
+      doc.update(info_json(*info));
+      error = why_not_module(*info);
+      if (error.empty()) text = describe(*info);
+    } else {
+      error = info.error().message;
+    }
+  }
+  doc["valid"] = error.empty();
+  if (!error.empty()) {
+    doc["error"] = error;
+    text = "invalid: " + error;
+  }
+  return doc;
+}
+
 }  // namespace
 
 void setup_inspect(Options& o) {
-  o.add_positionals("FILE", args.files, "Cubins, AMD code objects (or anything to check)");
+  o.add_positionals("FILE", args.files,
+                    "Cubins, AMD code objects, host .so files with device code (or anything)");
 }
 
 int run_inspect(const Context& ctx) {
   bool all_valid = true;
   Json out = Json::array();
   for (const std::string& path : args.files) {
-    Json doc{{"file", path}};
-    std::string error;
-    auto bytes = read_file(path);
-    auto info = bytes.ok() ? kcache::inspect_binary(std::as_bytes(std::span(*bytes)))
-                           : kcache::Result<kcache::BinaryInfo>(bytes.error());
-    if (info.ok()) {
-      doc.update(info_json(*info));
-      error = why_not_module(*info);
-    } else {
-      error = info.error().message;
-    }
-    all_valid &= error.empty();
-    doc["valid"] = error.empty();
-    if (!error.empty()) doc["error"] = error;
+    std::string text;
+    Json doc = inspect_one(path, text);
+    all_valid &= doc["valid"].get<bool>();
     if (ctx.json)
       out.push_back(std::move(doc));
     else
-      std::cout << path << ": " << (error.empty() ? describe(*info) : "invalid: " + error) << '\n';
+      std::cout << path << ": " << text << '\n';
   }
   if (ctx.json) print_json(out);
   return all_valid ? kExitOk : kExitFailure;

@@ -24,9 +24,10 @@ void print_providers(const Json& doc) {
     return;
   }
   std::vector<std::vector<std::string>> rows{
-      {"NAME", "VERSION", "BACKEND", "TARGETS", "MODULES", "STATE", "PATH"}};
+      {"KIND", "NAME", "VERSION", "BACKEND", "TARGETS", "MODULES", "STATE", "PATH"}};
   for (const Json& p : providers)
-    rows.push_back({text(field(p, "name")), text(field(p, "version")), text(field(p, "backend")),
+    rows.push_back({text(field(p, "kind")), text(field(p, "name")), text(field(p, "version")),
+                    text(field(p, "backend")),
                     targets_text(field(p, "targets")), text(field(p, "modules")),
                     text(field(p, "state")), text(field(p, "path"))});
   print_table(rows);

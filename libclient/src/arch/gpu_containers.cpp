@@ -5,6 +5,10 @@
 // u64 size of the entries}, then entries {u16 kind (1 PTX, 2 ELF), u16, u32 entry-header size
 // (0x40 ELF, 0x50 PTX), u64 payload size, ..., u32 SM at +0x1c, ...}, each followed by its
 // payload. The PTX entry's payload was zstd-compressed (28 b5 2f fd), the cubin was not.
+// With `-Xfatbin=-compress-all` every entry is zstd-compressed: the base header then holds the
+// compressed size (u32 at +0x10, the payload being padded to 8 bytes), the flags (u64 at +0x28,
+// 0x8000 = compressed; 0x100000 / 0x200000 = an `a` / `f` target) and the uncompressed size
+// (u64 at +0x38). Measured on CUDA 13.0 host objects (docs/targets.md "Host objects").
 //
 // Offload bundle layout (clang's OffloadBundler): 24-byte magic "__CLANG_OFFLOAD_BUNDLE__",
 // u64 entry count, then per entry {u64 offset, u64 size, u64 id length, id bytes}.
@@ -55,8 +59,18 @@ Result<std::vector<FatbinEntry>> parse_fatbin(std::span<const std::byte> b) {
     if (entry_header < 0x20 || !in_bounds(at, entry_header, end) ||
         !in_bounds(at + entry_header, size, end))
       return corrupt("fatbin entry at offset " + std::to_string(at) + " runs past the fatbin");
-    entries.push_back({load_le16(b, at), load_le32(b, at + 0x1c),
-                       b.subspan(at + entry_header, static_cast<std::size_t>(size))});
+    FatbinEntry entry{load_le16(b, at), load_le32(b, at + 0x1c),
+                      b.subspan(at + entry_header, static_cast<std::size_t>(size))};
+    // The compressed size, flags and uncompressed size sit in the 0x40-byte base header.
+    if (entry_header >= 0x40) {
+      entry.flags = load_le64(b, at + 0x28);
+      entry.uncompressed_size = load_le64(b, at + 0x38);
+      const std::uint64_t stored = load_le32(b, at + 0x10);
+      entry.stored_size = stored != 0 && stored <= size ? stored : size;
+    } else {
+      entry.stored_size = size;
+    }
+    entries.push_back(entry);
     at += entry_header + size;
   }
   return entries;

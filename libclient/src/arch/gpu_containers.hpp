@@ -29,7 +29,10 @@ namespace kcache {
 struct FatbinEntry {
   std::uint16_t kind = 0;              // 1 = PTX, 2 = ELF (cubin); other values are reported as-is
   std::uint32_t sm = 0;                // e.g. 90 for sm_90 / compute_90
-  std::span<const std::byte> payload;  // possibly compressed
+  std::span<const std::byte> payload;  // possibly compressed (padded to 8 bytes)
+  std::uint64_t flags = 0;             // entry flags (0x8000 zstd, 0x2000 LZ4; 0x100000 `a`, 0x200000 `f`)
+  std::uint64_t stored_size = 0;       // payload bytes without padding (compressed size)
+  std::uint64_t uncompressed_size = 0; // of a compressed payload; 0 when not compressed
   bool is_ptx() const noexcept { return kind == 1; }
   bool is_elf() const noexcept { return kind == 2; }
 };

@@ -57,6 +57,44 @@ TEST_F(IndexTest, FreshDatabaseMigratesToTheLatestVersion) {
   EXPECT_EQ(*db->query_int("PRAGMA user_version"), Index::latest_schema_version());
 }
 
+// A version-2 index (rows with disk sizes) keeps every row through the table rebuild of
+// version 3, which only widens the kinds an entry may have.
+TEST_F(IndexTest, Version2RowsSurviveTheMigrationThatAddsHostObjects) {
+  {
+    auto db = SqliteDb::open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db.ok());
+    for (const Migration& m : index_migrations()) {
+      if (m.version > 2) continue;
+      ASSERT_TRUE(db->exec(m.sql).ok()) << m.file;
+    }
+    ASSERT_TRUE(db->exec("PRAGMA user_version = 2").ok());
+    ASSERT_TRUE(db->exec("INSERT INTO entries VALUES (x'00112233445566778899aabbccddeeff', "
+                         "x'ffeeddccbbaa99887766554433221100', 7, 'cubin', 'sm_90a', 'provider', "
+                         "'old', 1000, 2000, 3, 4096)")
+                    .ok());
+    EXPECT_FALSE(db->exec("INSERT INTO entries VALUES (x'01', x'02', 1, 'so', 'sm_90a', "
+                          "'provider', 'x', 1, 1, 0, NULL)")
+                     .ok())
+        << "version 2 refuses kind 'so'";
+  }
+  auto index = Index::open(path_);
+  ASSERT_TRUE(index.ok()) << index.error().message;
+  auto rows = all(*index);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].name, "old");
+  EXPECT_EQ(rows[0].serve_count, 3u);
+  EXPECT_EQ(rows[0].last_served, 2000);
+  EntryRow so = row(5);
+  so.kind = ObjectKind::so;
+  IndexBatch b;
+  b.upserts.push_back(so);
+  ASSERT_TRUE(index->apply(b).ok());
+  auto named = index->entries_named("m5");
+  ASSERT_TRUE(named.ok());
+  ASSERT_EQ(named->size(), 1u);
+  EXPECT_EQ((*named)[0].kind, ObjectKind::so);
+}
+
 TEST_F(IndexTest, StartupLoadSkipsNamesAndCountsRows) {
   auto index = Index::open(path_);
   ASSERT_TRUE(index.ok());
