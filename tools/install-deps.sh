@@ -12,6 +12,7 @@ packages=(
   meson ninja-build pkg-config g++ python3
   libuv1-dev libsqlite3-dev libxxhash-dev libzstd-dev libspdlog-dev libfmt-dev
   libsystemd-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libseccomp-dev
+  libssl-dev
   # tests
   libgtest-dev libgmock-dev sqlite3 xxhash zstd
   # fuzzing: libFuzzer with ASan/UBSan (docs/fuzzing.md)

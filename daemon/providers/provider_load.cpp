@@ -8,6 +8,7 @@
 #include <set>
 
 #include "providers/flashinfer_provider.hpp"
+#include "providers/kernels_repo.hpp"
 #include "providers/module_check.hpp"
 #include "providers/provider_files.hpp"
 #include "providers/provider_key.hpp"
@@ -86,12 +87,14 @@ std::string_view provider_kind_name(ProviderKind k) noexcept {
   switch (k) {
     case ProviderKind::kcache: return "kcache";
     case ProviderKind::flashinfer: return "flashinfer";
+    case ProviderKind::kernels: return "kernels";
   }
   return "unknown";
 }
 
 LoadedProvider load_found(const FoundProvider& found) {
   if (found.kind == ProviderKind::flashinfer) return load_flashinfer_provider(found);
+  if (found.kind == ProviderKind::kernels) return load_kernels_repo(found);
   return load_provider(found.path, found.build_variant);
 }
 
@@ -195,6 +198,23 @@ void add_site_packages(RootListing& out, const std::string& dir) {
   for (std::string& d : listing.watch_dirs) out.watch_dirs.push_back(std::move(d));
 }
 
+// A hub cache, one hub repo, or a kernels checkout (id: its name under the root).
+bool add_kernels(RootListing& out, const std::string& dir, const std::string& id) {
+  if (is_hub_repo_dir(dir)) {
+    list_hub_repo(dir, out);
+    return true;
+  }
+  if (is_hub_cache(dir)) {
+    out.watch_dirs.push_back(dir);
+    for (const fs::path& child : subdirectories(dir))
+      if (is_hub_repo_dir(child.string())) list_hub_repo(child.string(), out);
+    return true;
+  }
+  if (!is_kernels_checkout(dir)) return false;
+  out.providers.push_back(checkout_found(dir, id));
+  return true;
+}
+
 // A site-packages, or an environment holding some: FlashInfer providers only.
 bool add_python(RootListing& out, const std::string& dir) {
   if (is_site_packages(dir)) {
@@ -213,11 +233,14 @@ RootListing list_root(const std::string& root) {
   RootListing out;
   if (!is_dir(root)) return out;
   out.exists = true;
-  if (add_python(out, root)) return out;
+  if (add_python(out, root) || add_kernels(out, root, fs::path(root).filename().string()))
+    return out;
   out.watch_dirs.push_back(root);
   for (const fs::path& child : subdirectories(root)) {
     if (child.filename() != "build") {
-      if (!add_python(out, child.string())) out.providers.push_back({child.string(), {}});
+      if (!add_python(out, child.string()) &&
+          !add_kernels(out, child.string(), child.filename().string()))
+        out.providers.push_back({child.string(), {}});
       continue;
     }
     out.watch_dirs.push_back(child.string());

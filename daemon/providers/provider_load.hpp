@@ -6,7 +6,10 @@
 // ignored everywhere, so writers can stage a provider under `.name` and rename it in.
 // A root that is a site-packages or a Python environment, and each Python environment a root
 // holds, is searched for FlashInfer providers only (site_packages.hpp): nothing else there is
-// a provider, so unrelated packages make no entries.
+// a provider, so unrelated packages make no entries. A Hugging Face hub cache (root or child
+// holding `<type>s--<org>--<name>/snapshots/`) gives one kernels provider per snapshot, and a
+// directory whose `build/<variant>/` holds metadata.json is a kernels repo checkout
+// (kernels_repo.hpp).
 //
 // Contract (pure: no daemon state; any thread):
 //  * `list_root` returns the provider directories of a root and the directories to watch.
@@ -37,9 +40,19 @@ enum class ProviderState : std::uint8_t { active, rejected, incomplete, removed 
 std::string_view provider_state_name(ProviderState state) noexcept;
 
 // Where a provider comes from (docs/providers.md "Provider kinds"): kcache's own format
-// (kcache-provider.json), or a FlashInfer JIT-cache provider wheel installed by pip.
-enum class ProviderKind : std::uint8_t { kcache, flashinfer };
-std::string_view provider_kind_name(ProviderKind kind) noexcept;  // "kcache" / "flashinfer"
+// (kcache-provider.json), a FlashInfer JIT-cache provider wheel installed by pip, or one
+// revision of a Hugging Face `kernels` repo (a checkout, or a hub-cache snapshot).
+enum class ProviderKind : std::uint8_t { kcache, flashinfer, kernels };
+std::string_view provider_kind_name(ProviderKind kind) noexcept;  // "kcache"/"flashinfer"/"kernels"
+
+// One `build/<variant>/` of a kernels repo, as checked at scan (kernels_repo.hpp).
+struct KernelsVariantState {
+  std::string name;      // the directory name
+  std::string dotted;    // the parsed variant's dotted form, or empty when the name is invalid
+  bool usable = false;
+  std::string reason;    // why not usable
+  bool has_digest = false;
+};
 
 struct LoadedProvider {
   ProviderKind kind = ProviderKind::kcache;
@@ -54,6 +67,11 @@ struct LoadedProvider {
   std::unordered_map<std::string, std::vector<std::size_t>> modules_by_name;
   Digest128 fingerprint;
   std::vector<std::string> watch_dirs;  // the directory and its module subdirectories
+  // kernels repos: the repo id (org/name), its commit (hub cache) and the refs naming it.
+  std::string repo_id;
+  std::string revision;
+  std::vector<std::string> refs;
+  std::vector<KernelsVariantState> kernel_variants;
 };
 
 LoadedProvider load_provider(const std::string& path, std::string_view build_variant);
@@ -70,6 +88,13 @@ struct FoundProvider {
   std::string site_packages;
   std::string problem;
   bool installing = false;
+  // kernels: the repo id, the repo's directory (nothing outside it is read), the variants'
+  // directory relative to it ("build" or "snapshots/<commit>/build"), the commit and its refs.
+  std::string repo_id;
+  std::string repo_dir;
+  std::string build_rel;
+  std::string revision;
+  std::vector<std::string> refs;
 };
 
 struct RootListing {

@@ -53,6 +53,21 @@ void log_state(const LoadedProvider& p) {
   }
 }
 
+// A kernels repo revision: its id, commit, refs and each variant's verdict.
+void add_kernels_json(const LoadedProvider& p, nlohmann::json& j) {
+  nlohmann::json variants = nlohmann::json::array();
+  for (const providers::KernelsVariantState& v : p.kernel_variants)
+    variants.push_back({{"name", v.name},
+                        {"variant", v.dotted.empty() ? nlohmann::json() : nlohmann::json(v.dotted)},
+                        {"state", v.usable ? "usable" : "rejected"},
+                        {"digest", v.has_digest},
+                        {"reason", v.reason}});
+  j["repo"] = p.repo_id;
+  j["revision"] = p.revision;
+  j["refs"] = p.refs;
+  j["variants"] = std::move(variants);
+}
+
 }  // namespace
 
 struct ProviderService::ScanResult {
@@ -292,6 +307,7 @@ nlohmann::json ProviderService::to_json() const {
     j["refused_modules"] = std::move(refused);
     j["refused_total"] = refused_total;
     j["refused_truncated"] = refused_total > kMaxRefusedShown;
+    if (p.kind == providers::ProviderKind::kernels) add_kernels_json(p, j);
     out.push_back(std::move(j));
   }
   return out;
