@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
 
 #include "providers/module_check.hpp"
@@ -80,8 +83,40 @@ Status check_confined(const ProviderDir& dir, const std::string& site_packages) 
   return {};
 }
 
+struct RecordLine {
+  std::string sha256;  // standard base64, or empty
+  std::optional<std::uint64_t> size;
+};
+
+// RECORD (`path,sha256=<urlsafe base64, unpadded>,size`, paths relative to site-packages):
+// the lines of files under `prefix`, keyed by their path below it.
+std::map<std::string, RecordLine> read_record(const FoundProvider& found, const std::string& prefix) {
+  std::map<std::string, RecordLine> out;
+  std::ifstream in(found.dist_info + "/RECORD");
+  std::string line;
+  for (std::size_t n = 0; std::getline(in, line) && n < 4 * kMaxModules; ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::size_t c1 = line.find(','), c2 = line.find(',', c1 == std::string::npos ? c1 : c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos || !line.starts_with(prefix)) continue;
+    RecordLine r;
+    std::string hash = line.substr(c1 + 1, c2 - c1 - 1);
+    if (hash.starts_with("sha256=")) {
+      hash.erase(0, 7);
+      std::replace(hash.begin(), hash.end(), '-', '+');
+      std::replace(hash.begin(), hash.end(), '_', '/');
+      while (hash.size() % 4 != 0) hash += '=';
+      r.sha256 = hash;
+    }
+    const std::string size = line.substr(c2 + 1);
+    if (!size.empty() && size.size() < 20 && size.find_first_not_of("0123456789") == std::string::npos)
+      r.size = std::stoull(size);
+    out.emplace(line.substr(prefix.size(), c1 - prefix.size()), std::move(r));
+  }
+  return out;
+}
+
 void add_modules(LoadedProvider& p, const ProviderDir& dir, const FlashInferManifest& fi,
-                 Hasher& fp) {
+                 const std::map<std::string, RecordLine>& record, Hasher& fp) {
   for (const std::string& name : fi.modules) {
     const std::string file = "jit_cache/" + name + "/" + name + ".so";
     p.watch_dirs.push_back(p.path + "/jit_cache/" + name);
@@ -99,9 +134,14 @@ void add_modules(LoadedProvider& p, const ProviderDir& dir, const FlashInferMani
                static_cast<std::uint64_t>(opened->st.st_size) > kMaxModuleSize) {
       error = "module '" + name + "': " + file + " is " + std::to_string(opened->st.st_size) +
               " bytes (1 byte to " + std::to_string(kMaxModuleSize) + " allowed)";
+    } else if (auto r = record.find(file); r != record.end() && r->second.size &&
+               *r->second.size != static_cast<std::uint64_t>(opened->st.st_size)) {
+      error = "module '" + name + "': " + file + " is " + std::to_string(opened->st.st_size) +
+              " bytes, the wheel's RECORD says " + std::to_string(*r->second.size);
     } else {
       spec.size = static_cast<std::uint64_t>(opened->st.st_size);
       spec.digest = file_identity(opened->st);
+      if (r != record.end()) spec.record_sha256 = r->second.sha256;
     }
     fp.update(error.empty() ? spec.digest.hex() : error);
     for (const Target& t : p.manifest->targets) {
@@ -216,7 +256,9 @@ LoadedProvider load_flashinfer_provider(const FoundProvider& found) {
   m.backend = backend_of(fi->version);
   m.targets = fi->architectures;
   p.manifest = std::move(m);
-  add_modules(p, *dir, *fi, fp);
+  const std::string prefix =
+      std::filesystem::path(found.path).lexically_relative(found.site_packages).generic_string() + "/";
+  add_modules(p, *dir, *fi, read_record(found, prefix), fp);
   const bool usable = std::any_of(p.module_errors.begin(), p.module_errors.end(),
                                   [](const std::string& e) { return e.empty(); });
   const std::string summary = summarize_module_errors(p.module_errors);

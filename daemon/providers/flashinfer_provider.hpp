@@ -20,7 +20,9 @@
 //    or invalid manifest.json, or no usable module; else `active`. One ModuleSpec per
 //    (module, architecture), each a host object (`<mod>.so`, checked by
 //    check_host_object_matches when materialized) whose digest is the file's identity; a
-//    listed module whose file is missing or empty is refused alone, with the reason.
+//    listed module whose file is missing or empty is refused alone, with the reason. When the
+//    dist-info's RECORD lists a module file, its size must match at scan and its sha256 when
+//    the module is materialized (module_check.hpp).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

@@ -59,6 +59,8 @@ struct ModuleSpec {
   // unchanged file are served.
   bool digest_is_identity = false;
   std::vector<Target> provided;  // host objects: every target the provider declares
+  // FlashInfer: the sha256 the wheel's RECORD gives the file (standard base64), or empty.
+  std::string record_sha256;
 };
 
 struct Manifest {

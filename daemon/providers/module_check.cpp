@@ -10,6 +10,7 @@
 #include "arch/binary_check.hpp"
 #include "arch/elf_inspect.hpp"
 #include "arch/host_object.hpp"
+#include "providers/sha2.hpp"
 
 namespace kcache::providers {
 
@@ -148,6 +149,15 @@ Status check_unchanged(const ModuleSpec& m, const struct stat& st) {
                                          ": the file changed since it was scanned");
 }
 
+// The bytes are the wheel's: the sha256 its RECORD lists for the file.
+Status check_record(const ModuleSpec& m, const std::string& bytes) {
+  if (m.record_sha256.empty()) return {};
+  KC_TRY_ASSIGN(const std::string got, sha_base64_of_bytes(bytes, ShaAlgorithm::sha256));
+  if (got != m.record_sha256)
+    return corrupt(m, "sha256 " + got + " differs from the wheel's RECORD (" + m.record_sha256 + ")");
+  return {};
+}
+
 Status check_binary(const ModuleSpec& m, std::span<const std::byte> bytes) {
   const Status checked =
       m.format == ModuleFormat::host_object
@@ -212,6 +222,7 @@ Result<std::string> materialize_module(const ProviderDir& dir, const ModuleSpec&
     if (::fstat(fd, &after) != 0) return errno_error(Errc::io, "fstat " + m.file);
     KC_TRY(check_unchanged(m, after));  // the bytes read are the file that was scanned
   }
+  KC_TRY(check_record(m, bytes));
   KC_TRY(check_binary(m, std::as_bytes(std::span(bytes.data(), bytes.size()))));
   return bytes;
 }

@@ -13,7 +13,10 @@
 //    more never costs more memory (no decompression bombs); a frame cut short is refused; the
 //    byte count and the XXH3-128 digest must equal the manifest's; the binary must pass
 //    check_binary_matches for the declared target (one native module, right ELF machine and
-//    target, no PTX where SASS is declared). Failures are Errc::corrupt naming the module.
+//    target, no PTX where SASS is declared), or check_host_object_matches for a host object;
+//    a module with a RECORD sha256 (FlashInfer wheels) must have it. A module whose digest is
+//    its file identity is read only from that unchanged file (else Errc::not_found: rescan).
+//    Failures are Errc::corrupt naming the module.
 //  * Both are pure (no daemon state): any thread, one ZstdDCtx per thread.
 #pragma once
 

@@ -7,8 +7,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "nvcc_build.hpp"
+#include "providers/sha2.hpp"
 #include "test_providers_support.hpp"
 
 namespace kcache::test {
@@ -73,11 +75,22 @@ class Wheels {
                                                   " = flashinfer_jit_cache.providers." + tag +
                                                   ":get_provider\n");
     put(info + "/INSTALLER", "pip\n");
+    modules_[tag] = modules;
     if (record) write_record(tag, version);
   }
+  // As pip writes it: `path,sha256=<urlsafe base64, unpadded>,size`, the RECORD itself last.
   void write_record(const std::string& tag, const std::string& version) {
-    put(dist_info(tag, version) + "/RECORD", "flashinfer_jit_cache/providers/" + tag +
-                                                           "/__init__.py,,\n");
+    const std::string pkg = "flashinfer_jit_cache/providers/" + tag;
+    std::string text = pkg + "/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n";
+    for (const auto& [name, bytes] : modules_[tag]) {
+      std::string hash = *providers::sha_base64_of_bytes(bytes, providers::ShaAlgorithm::sha256);
+      for (char& c : hash) c = c == '+' ? '-' : c == '/' ? '_' : c;
+      while (!hash.empty() && hash.back() == '=') hash.pop_back();
+      text += pkg + "/jit_cache/" + name + "/" + name + ".so,sha256=" + hash + "," +
+              std::to_string(bytes.size()) + "\n";
+    }
+    text += "flashinfer_jit_cache_" + tag + "-" + version + ".dist-info/RECORD,,\n";
+    put(dist_info(tag, version) + "/RECORD", text);
   }
   std::string dist_info(const std::string& tag, const std::string& version) const {
     return sp_ + "/flashinfer_jit_cache_" + tag + "-" + version + ".dist-info";
@@ -105,6 +118,7 @@ class Wheels {
 
  private:
   std::string sp_;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> modules_;
 };
 
 Result<Module> get(Client& c, const std::string& name, const std::string& version, int device) {
@@ -193,6 +207,30 @@ TEST_F(FlashInferWheels, UninstallingAWheelChangesNothingAWorkerWasGiven) {
   EXPECT_FALSE(get(c, kModule, kVersion, 0).ok()) << "an uninstalled wheel serves nothing new";
   const CommandResult verify = kcachectl({"verify"});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+// A module rewritten in place after pip installed it (same size) no longer has the sha256 the
+// wheel's RECORD lists: it is refused with both hashes, never served.
+TEST_F(FlashInferWheels, AModuleThatDiffersFromTheWheelsRecordIsRefused) {
+  KC_HOST_OBJECT_OR_SKIP(so90a, {"arch=compute_90a,code=sm_90a"});
+  KC_HOST_OBJECT_OR_SKIP(other, {"arch=compute_90a,code=sm_90a"}, false);
+  const std::string sp = root_ + "/site-packages";
+  Wheels w(sp);
+  w.install("sm90a", kVersion, {{kModule, so90a}, {"resized", so90a}});
+  std::string tampered = so90a;
+  tampered[tampered.size() - 1] ^= 0x01;  // a byte of the section table's tail: still an ELF
+  put(w.module_file("sm90a", kModule), tampered);
+  put(w.module_file("sm90a", "resized"), other);
+  start_with_devices("9.0");
+  const json p = wait_for(w.package("sm90a"), [](const json& prov) {
+    return prov.value("refused_total", 0) == 2 || prov.value("state", "") == "rejected";
+  });
+  const std::string all = p.dump();
+  EXPECT_NE(all.find("differs from the wheel's RECORD"), std::string::npos) << all;
+  EXPECT_NE(all.find("the wheel's RECORD says " + std::to_string(so90a.size())), std::string::npos)
+      << all;
+  Client c = client();
+  EXPECT_FALSE(get(c, kModule, kVersion, 0).ok());
 }
 
 TEST_F(FlashInferWheels, AWheelBeingInstalledIsUsedOnlyOnceItsRecordIsWritten) {
