@@ -63,7 +63,7 @@ if [ "${KCACHE_SKIP_FUZZ:-0}" != 1 ]; then
       -Db_sanitize=address,undefined -Db_lundef=false
   fi
   mapfile -t fuzzers < <(cd "$fuzzdir" && ninja -t targets all |
-    sed -n 's|^\(tests/fuzz/fuzz_[a-z]*\): .*|\1|p' | sort -u)
+    sed -n 's|^\(tests/fuzz/fuzz_[a-z_]*\): .*|\1|p' | sort -u)
   ninja -C "$fuzzdir" -j "$(nproc)" "${fuzzers[@]}"
   meson test -C "$fuzzdir" --no-rebuild --suite fuzz --print-errorlogs --num-processes 1
 fi
