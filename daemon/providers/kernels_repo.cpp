@@ -22,20 +22,6 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxRefBytes = 256;
 
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
-std::vector<fs::path> children(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (!it->path().filename().string().starts_with('.')) out.push_back(it->path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // "kernels--kernels-community--activation" → "kernels-community/activation", or "".
 std::string hub_repo_id(const std::string& name) {
   static const std::regex shape(R"((?:models|kernels)--([^/]+?)--([^/]+))");
@@ -66,8 +52,8 @@ std::map<std::string, std::vector<std::string>> read_refs(const fs::path& refs) 
 bool importable(const fs::path& variant) {
   std::error_code ec;
   if (fs::exists(variant / "__init__.py", ec)) return true;
-  for (const fs::path& child : children(variant))
-    if (is_dir(child) && fs::exists(child / "__init__.py", ec)) return true;
+  for (const fs::path& child : subdirectories(variant))
+    if (fs::exists(child / "__init__.py", ec)) return true;
   return false;
 }
 
@@ -158,17 +144,17 @@ std::string summarize(const std::vector<KernelsVariantState>& variants) {
 }  // namespace
 
 bool is_hub_repo_dir(const std::string& dir) {
-  return !hub_repo_id(fs::path(dir).filename().string()).empty() && is_dir(fs::path(dir) / "snapshots");
+  return !hub_repo_id(fs::path(dir).filename().string()).empty() && is_directory_path(fs::path(dir) / "snapshots");
 }
 
 bool is_hub_cache(const std::string& dir) {
-  const auto kids = children(dir);
+  const auto kids = subdirectories(dir);
   return std::any_of(kids.begin(), kids.end(), [](const fs::path& c) { return is_hub_repo_dir(c.string()); });
 }
 
 bool is_kernels_checkout(const std::string& dir) {
   std::error_code ec;
-  for (const fs::path& v : children(fs::path(dir) / "build"))
+  for (const fs::path& v : subdirectories(fs::path(dir) / "build"))
     if (fs::exists(v / kKernelsMetadataName, ec) && !fs::exists(v / kManifestName, ec)) return true;
   return false;
 }
@@ -179,7 +165,7 @@ void list_hub_repo(const std::string& dir, RootListing& out) {
   out.watch_dirs.push_back(dir + "/refs");
   out.watch_dirs.push_back(dir + "/snapshots");
   const auto refs = read_refs(fs::path(dir) / "refs");
-  for (const fs::path& snapshot : children(fs::path(dir) / "snapshots")) {
+  for (const fs::path& snapshot : subdirectories(fs::path(dir) / "snapshots")) {
     FoundProvider f;
     f.kind = ProviderKind::kernels;
     f.path = snapshot.string();
@@ -220,14 +206,13 @@ LoadedProvider load_kernels_repo(const FoundProvider& found) {
   m.version = found.revision;
   p.manifest = std::move(m);
   auto repo = ProviderDir::open(found.repo_dir);
-  if (!repo.ok() || !is_dir(build)) {
+  if (!repo.ok() || !is_directory_path(build)) {
     p.state = ProviderState::rejected;
     p.reason = repo.ok() ? "no build/ directory of variants" : repo.error().message;
     p.fingerprint = fp.finish();
     return p;
   }
-  for (const fs::path& variant : children(build)) {
-    if (!is_dir(variant)) continue;
+  for (const fs::path& variant : subdirectories(build)) {
     p.watch_dirs.push_back(variant.string());
     p.kernel_variants.push_back(check_variant(*repo, found.build_rel, variant.filename().string(), fp));
   }

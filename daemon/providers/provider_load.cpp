@@ -22,20 +22,6 @@ namespace fs = std::filesystem;
 
 bool hidden(const fs::path& p) { return p.filename().string().starts_with('.'); }
 
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);  // follows symlinks: a linked-in provider is fine
-}
-
-std::vector<fs::path> subdirectories(const fs::path& dir) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (!hidden(it->path()) && is_dir(it->path())) out.push_back(it->path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 void hash_stat(Hasher& h, const struct stat& st) {
   const Digest128 identity = file_identity(st);
   h.update(&identity, sizeof identity);
@@ -72,6 +58,20 @@ Status settle_variant(LoadedProvider& p) {
 }
 
 }  // namespace
+
+bool is_directory_path(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);  // follows symlinks: a linked-in provider is fine
+}
+
+std::vector<fs::path> subdirectories(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (!hidden(it->path()) && is_directory_path(it->path())) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::string_view provider_state_name(ProviderState s) noexcept {
   switch (s) {
@@ -231,7 +231,7 @@ bool add_python(RootListing& out, const std::string& dir) {
 
 RootListing list_root(const std::string& root) {
   RootListing out;
-  if (!is_dir(root)) return out;
+  if (!is_directory_path(root)) return out;
   out.exists = true;
   if (add_python(out, root) || add_kernels(out, root, fs::path(root).filename().string()))
     return out;

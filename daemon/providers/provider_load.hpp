@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,6 +105,11 @@ struct RootListing {
 };
 
 RootListing list_root(const std::string& root);
+
+// The subdirectories of `dir` (symlinks to directories included), sorted; names starting
+// with '.' are skipped. And whether `path` is a directory (following symlinks), never throwing.
+std::vector<std::filesystem::path> subdirectories(const std::filesystem::path& dir);
+bool is_directory_path(const std::filesystem::path& path);
 
 // Any kind: dispatches to load_provider or load_flashinfer_provider (flashinfer_provider.hpp).
 LoadedProvider load_found(const FoundProvider& found);

@@ -37,11 +37,6 @@ bool path_exists(const fs::path& p) {
   return fs::exists(p, ec);
 }
 
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
 // The file's text, or "" when it is missing, unreadable or larger than the bound.
 std::string read_small(const fs::path& p) {
   Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
@@ -124,12 +119,12 @@ bool is_site_packages(const std::string& dir) {
   if (name == "site-packages" || name == "dist-packages") return true;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == ".dist-info" && is_dir(it->path())) return true;
+    if (it->path().extension() == ".dist-info" && is_directory_path(it->path())) return true;
   return false;
 }
 
 bool is_python_environment(const std::string& dir) {
-  return path_exists(fs::path(dir) / "pyvenv.cfg") || is_dir(fs::path(dir) / "conda-meta");
+  return path_exists(fs::path(dir) / "pyvenv.cfg") || is_directory_path(fs::path(dir) / "conda-meta");
 }
 
 std::vector<std::string> environment_site_packages(const std::string& env) {
@@ -140,7 +135,7 @@ std::vector<std::string> environment_site_packages(const std::string& env) {
     for (fs::directory_iterator it(libdir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->path().filename().string().starts_with("python3")) continue;
       for (const char* leaf : {"site-packages", "dist-packages"})
-        if (is_dir(it->path() / leaf)) out.push_back((it->path() / leaf).string());
+        if (is_directory_path(it->path() / leaf)) out.push_back((it->path() / leaf).string());
     }
   }
   // lib64 is often a symlink to lib: list each real directory once.

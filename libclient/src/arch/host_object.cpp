@@ -98,14 +98,17 @@ Result<HostCodeEntry> read_fatbin_entry(const FatbinEntry& e, std::size_t contai
   return out;
 }
 
+// Where the next container of a section starts at or after `at`: containers are packed with
+// zero padding between them. section.size() when none is left.
+std::size_t next_container(std::span<const std::byte> section, std::size_t at) {
+  while (at < section.size() && section[at] == std::byte{0}) ++at;
+  return at;
+}
+
 // Every fatbin of the section: each starts with the magic; zero padding lies between them.
 Status read_nv_fatbin(std::span<const std::byte> section, HostObjectInfo& info) {
-  std::size_t at = 0;
-  while (at < section.size()) {
-    if (section[at] == std::byte{0}) {
-      ++at;
-      continue;
-    }
+  for (std::size_t at = next_container(section, 0); at < section.size();
+       at = next_container(section, at)) {
     const auto rest = section.subspan(at);
     if (!has_fatbin_magic(rest))
       return corrupt(".nv_fatbin: no fatbin magic at offset " + std::to_string(at));
@@ -123,12 +126,8 @@ Status read_nv_fatbin(std::span<const std::byte> section, HostObjectInfo& info) 
 
 // The offload bundles of `.hip_fatbin` (hipcc aligns each to 4 KiB: zero padding between).
 Status read_hip_fatbin(std::span<const std::byte> section, HostObjectInfo& info) {
-  std::size_t at = 0;
-  while (at < section.size()) {
-    if (section[at] == std::byte{0}) {
-      ++at;
-      continue;
-    }
+  for (std::size_t at = next_container(section, 0); at < section.size();
+       at = next_container(section, at)) {
     const auto rest = section.subspan(at);
     HostCodeEntry entry;
     entry.section = ".hip_fatbin";
