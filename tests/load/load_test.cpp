@@ -307,8 +307,16 @@ int main(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   done = true;
   churner.join();
-  const bool ok = report(t, o, secs);
-  if (ok && !o.keep) fs::remove_all(dir);
+  bool ok = report(t, o, secs);
+  // Stopped before the directory goes: a live daemon still writes index.sqlite-wal under it.
+  const int exit_status = daemon.stop(std::chrono::milliseconds(30000));
+  if (exit_status != 0) {
+    std::printf("  problem: kcached did not stop cleanly after the load (exit status %d)\n%s\n", exit_status,
+                daemon.log_tail().c_str());
+    ok = false;
+  }
+  std::error_code ec;
+  if (ok && !o.keep) fs::remove_all(dir, ec);
   else std::printf("  kept %s\n", dir.c_str());
   return ok ? 0 : 1;
 }
