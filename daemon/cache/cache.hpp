@@ -70,7 +70,7 @@ class Cache {
   // Before removing `n` keys in small steps: grows every queue once, here, not mid-step.
   void reserve_removals(std::size_t n);
 
-  std::string path_of(const Entry& e) const { return store_.object_path(e.digest, e.kind); }
+  std::string path_of(const Entry& e) const { return store_.served_path(e.digest, e.kind); }
   const std::string& target_of(const Entry& e) const { return catalog_.target_name(e.target_id); }
   const Catalog& catalog() const noexcept { return catalog_; }
   Catalog& catalog() noexcept { return catalog_; }

@@ -6,6 +6,8 @@ std::optional<ObjectKind> parse_kind(std::string_view s) noexcept {
   if (s == "cubin") return ObjectKind::cubin;
   if (s == "hsaco") return ObjectKind::hsaco;
   if (s == "so") return ObjectKind::so;
+  if (s == "tree") return ObjectKind::tree;
+  if (s == "blob") return ObjectKind::blob;
   return std::nullopt;
 }
 

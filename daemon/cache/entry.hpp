@@ -14,12 +14,21 @@
 
 namespace kcache::daemon {
 
-// cubin and hsaco: device binaries; so: a host shared object with device code embedded.
-enum class ObjectKind : std::uint8_t { cubin, hsaco, so };
+// cubin and hsaco: device binaries; so: a host shared object with device code embedded;
+// tree: a directory (a kernels build variant, store/tree_store.hpp); blob: one file of trees,
+// never an entry of its own (its trees' hard links keep it).
+enum class ObjectKind : std::uint8_t { cubin, hsaco, so, tree, blob };
 enum class EntryOrigin : std::uint8_t { compiled, provider };
 
 constexpr const char* kind_extension(ObjectKind k) noexcept {
-  return k == ObjectKind::cubin ? "cubin" : k == ObjectKind::hsaco ? "hsaco" : "so";
+  switch (k) {
+    case ObjectKind::cubin: return "cubin";
+    case ObjectKind::hsaco: return "hsaco";
+    case ObjectKind::so: return "so";
+    case ObjectKind::tree: return "tree";
+    case ObjectKind::blob: return "blob";
+  }
+  return "?";
 }
 std::optional<ObjectKind> parse_kind(std::string_view s) noexcept;
 // cuda → cubin, hip → hsaco.

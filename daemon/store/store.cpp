@@ -150,16 +150,20 @@ Result<StagedObject> Store::stage(std::string_view bytes, ObjectKind kind) {
     return make_error(written.error().code, "staging " + staged.digest.hex() + ": " +
                                                 written.error().message);
   }
-  // Whatever already has this name is judged here, on the pool, so commit() decides on the
-  // loop without reading a byte.
-  if (auto existing = check_object(staged.digest, kind); existing.ok()) {
+  judge_existing(staged);
+  return staged;
+}
+
+// Whatever already has the staged object's name is judged here, on the pool, so commit()
+// decides on the loop without reading a byte.
+void Store::judge_existing(StagedObject& staged) const {
+  if (auto existing = check_object(staged.digest, staged.kind); existing.ok()) {
     const bool same = existing->intact() && existing->size == staged.size;
     staged.existing = same ? StagedObject::Existing::intact : StagedObject::Existing::damaged;
     staged.existing_stamp = existing->stamp;
   } else if (existing.error().code != Errc::not_found) {
     staged.existing = StagedObject::Existing::damaged;  // a planted non-file, unreadable bytes
   }
-  return staged;
 }
 
 Result<bool> Store::commit(const StagedObject& staged) {
@@ -184,10 +188,14 @@ Result<bool> Store::commit(const StagedObject& staged) {
     // Kept only if its bytes were verified and it is untouched since: the file stage() hashed
     // and found right, or one a concurrent publish of the same bytes put there.
     struct stat st {};
-    if (::fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+    const bool tree = staged.kind == ObjectKind::tree;
+    if (::fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (tree ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
       const FileStamp now = file_stamp_of(st);
+      // A tree's stamp is its top directory's, blind to changes deeper down: only the check
+      // stage_tree() just made vouches for it.
       if ((staged.existing == StagedObject::Existing::intact && now == staged.existing_stamp) ||
-          published_here(name, now)) {
+          (!tree && published_here(name, now))) {
         discard(staged);
         return false;
       }
@@ -198,12 +206,7 @@ Result<bool> Store::commit(const StagedObject& staged) {
                    object_path(staged.digest, staged.kind));
     // Damaged, planted, or not the file stage() looked at: replace it atomically with the
     // verified bytes (readers holding the old file keep it; new ones get these).
-    if (::renameat(tmp_fd_.get(), staged.staging_name.c_str(), shard, name.c_str()) == 0) {
-      remember_published(shard, name);
-      return true;
-    }
-    discard(staged);
-    return errno_error(Errc::io, "cannot replace " + object_path(staged.digest, staged.kind));
+    return replace_existing(staged, shard, name);
   }
   discard(staged);
   return errno_error(Errc::io, "cannot publish " + object_path(staged.digest, staged.kind), err);
@@ -226,7 +229,7 @@ bool Store::published_here(const std::string& name, const FileStamp& stamp) cons
 }
 
 void Store::discard(const StagedObject& staged) {
-  ::unlinkat(tmp_fd_.get(), staged.staging_name.c_str(), 0);
+  (void)remove_recursive(tmp_fd_.get(), staged.staging_name);
 }
 
 Result<Fd> Store::open_object(const Digest128& digest, ObjectKind kind) const {
@@ -234,9 +237,11 @@ Result<Fd> Store::open_object(const Digest128& digest, ObjectKind kind) const {
 }
 
 Result<Fd> Store::open_object_with(const Digest128& digest, ObjectKind kind, int extra_flags) const {
-  const std::string name = object_name(digest, kind);
+  const bool tree = kind == ObjectKind::tree;
+  // A tree is opened as the directory clients are handed.
+  const std::string name = object_name(digest, kind) + (tree ? "/" + std::string(kTreeRootName) : "");
   const int fd = ::openat(shard_fds_[shard_of(digest)].get(), name.c_str(),
-                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | extra_flags);
+                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | extra_flags | (tree ? O_DIRECTORY : 0));
   if (fd < 0) {
     const int err = errno;
     return errno_error(err == ENOENT ? Errc::not_found : Errc::io,
@@ -245,12 +250,15 @@ Result<Fd> Store::open_object_with(const Digest128& digest, ObjectKind kind, int
   Fd owned(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) return errno_error(Errc::io, "fstat " + object_path(digest, kind));
-  if (!S_ISREG(st.st_mode))
-    return make_error(Errc::corrupt, object_path(digest, kind) + " is not a regular file");
+  if (tree ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+    return make_error(Errc::corrupt, object_path(digest, kind) + (tree ? " is not a directory" : " is not a regular file"));
   return owned;
 }
 
 Result<ObjectCheck> Store::check_object(const Digest128& digest, ObjectKind kind) const {
+  if (kind == ObjectKind::tree)
+    return check_tree(shard_fds_[shard_of(digest)].get(), object_name(digest, kind), digest,
+                      object_path(digest, kind));
   // O_NONBLOCK: a FIFO planted under the name must not hang a pool thread in open().
   KC_TRY_ASSIGN(const Fd fd, open_object_with(digest, kind, O_NONBLOCK));
   struct stat st {};
@@ -280,7 +288,7 @@ Result<bool> Store::object_exists(const Digest128& digest, ObjectKind kind) cons
   struct stat st {};
   const std::string name = object_name(digest, kind);
   if (::fstatat(shard_fds_[shard_of(digest)].get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-    return S_ISREG(st.st_mode);
+    return kind == ObjectKind::tree ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
   if (errno == ENOENT) return false;
   return errno_error(Errc::io, "stat " + object_path(digest, kind));
 }
@@ -304,6 +312,7 @@ bool Store::removal_scheduled(std::uint8_t shard, const std::string& name) const
 }
 
 Status Store::unlink_damaged(const Digest128& digest, ObjectKind kind) {
+  if (kind == ObjectKind::tree) return remove_damaged_tree(digest);
   if (::unlinkat(shard_fds_[shard_of(digest)].get(), object_name(digest, kind).c_str(), 0) != 0 &&
       errno != ENOENT)
     return errno_error(Errc::io, "cannot remove " + object_path(digest, kind));
@@ -384,9 +393,7 @@ Result<std::size_t> Store::process_removals(std::uint64_t upto) {
   std::vector<std::string> files;
   KC_TRY(for_each_dirent(trash.get(), root_ + "/tmp/" + trash_name,
                          [&](const dirent& e) { files.emplace_back(e.d_name); }));
-  for (const std::string& f : files)
-    if (::unlinkat(trash.get(), f.c_str(), 0) != 0 && errno != ENOENT)
-      return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + trash_name + "/" + f);
+  for (const std::string& f : files) free_entry(trash.get(), f);
   if (::unlinkat(tmp_fd_.get(), trash_name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
     return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + trash_name);
   return moved;
@@ -396,13 +403,18 @@ Result<std::vector<ShardFile>> Store::list_shard(std::uint8_t shard) const {
   std::vector<ShardFile> out;
   KC_TRY(for_each_dirent(shard_fds_[shard].get(), objects_path_ + "/" + shard_name(shard),
                          [&](const dirent& e) {
-                           bool regular = e.d_type == DT_REG;
-                           if (e.d_type == DT_UNKNOWN) {  // some filesystems do not fill d_type
+                           ShardFile f{e.d_name, e.d_type == DT_REG, e.d_type == DT_DIR, 0};
+                           const bool blob = f.name.ends_with(".blob");
+                           // Some filesystems do not fill d_type; a blob's link count is asked.
+                           if (e.d_type == DT_UNKNOWN || blob) {
                              struct stat st {};
-                             regular = ::fstatat(shard_fds_[shard].get(), e.d_name, &st,
-                                                 AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+                             const bool ok = ::fstatat(shard_fds_[shard].get(), e.d_name, &st,
+                                                       AT_SYMLINK_NOFOLLOW) == 0;
+                             f.regular = ok && S_ISREG(st.st_mode);
+                             f.directory = ok && S_ISDIR(st.st_mode);
+                             f.links = ok ? static_cast<std::uint64_t>(st.st_nlink) : 0;
                            }
-                           out.push_back({e.d_name, regular});
+                           out.push_back(std::move(f));
                          }));
   return out;
 }
@@ -440,21 +452,18 @@ Status Store::sync_shards(const std::bitset<256>& shards) const {
 Status Store::sweep_staging() {
   KC_TRY_ASSIGN(const auto names, list_staging());
   for (const std::string& n : names) {
+    // A staged file or tree, or a trash directory a previous run did not finish emptying.
     if (is_trash_name(n)) {
-      // A trash directory a previous run did not finish emptying.
       const int fd = ::openat(tmp_fd_.get(), n.c_str(), kDirFlags);
       if (fd >= 0) {
         Fd dir(fd);
         std::vector<std::string> files;
         KC_TRY(for_each_dirent(fd, root_ + "/tmp/" + n, [&](const dirent& e) { files.emplace_back(e.d_name); }));
-        for (const auto& f : files) ::unlinkat(fd, f.c_str(), 0);
+        for (const auto& f : files) free_entry(fd, f);
       }
-      if (::unlinkat(tmp_fd_.get(), n.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-        return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + n);
-      continue;
     }
-    if (::unlinkat(tmp_fd_.get(), n.c_str(), 0) != 0 && errno != ENOENT)
-      return errno_error(Errc::io, "cannot remove " + root_ + "/tmp/" + n);
+    if (auto removed = remove_recursive(tmp_fd_.get(), n); !removed.ok())
+      return make_error(Errc::io, "cannot remove " + root_ + "/tmp/" + n + ": " + removed.error().message);
   }
   return {};
 }

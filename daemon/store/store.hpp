@@ -1,6 +1,7 @@
 // store.hpp — the content-addressed object store under <cache>/objects/.
 //
-// Layout: objects/<first two hex digits>/<32-hex digest>.<cubin|hsaco>, files mode 0444,
+// Layout: objects/<first two hex digits>/<32-hex digest>.<cubin|hsaco|so>, files mode 0444;
+// directory trees (<digest>.tree) and the blobs they share (<digest>.blob): tree_store.hpp;
 // objects/ and shard directories 0711 (open by path, no listing), staging in tmp/ (0700);
 // who may pass the cache directory itself is cache_access.hpp's. Contract:
 //  * `stage(bytes, kind)` (any thread) writes a new file in tmp/, fsyncs it and returns its
@@ -21,6 +22,9 @@
 //  * Object paths are resolved under directory fds with O_NOFOLLOW: a symlink planted in
 //    objects/ is never followed. The shard directory fsync that makes a rename durable is
 //    `sync_shards`, called by the index worker before it commits rows naming new objects.
+//  * `stage_tree` (any thread) is stage() for a directory tree (tree_store.hpp build_tree):
+//    commit() publishes it the same way, with one rename of the whole directory, so a reader
+//    sees the complete tree or none and a crash leaves at most a staging tree in tmp/.
 //  * `sweep_staging()` empties tmp/ (start-up: anything there is from a dead process).
 //  * Removing an object (or any shard entry) only schedules it, under a sequence number: a
 //    background thread later moves it into a trash directory under tmp/ (`trash-*`) and frees
@@ -53,6 +57,7 @@
 #include "common/digest.hpp"
 #include "common/fd.hpp"
 #include "cache/entry.hpp"
+#include "store/tree_store.hpp"
 
 namespace kcache::daemon {
 
@@ -75,6 +80,7 @@ struct ObjectCheck {
   Digest128 digest;        // XXH3-128 of the bytes read
   std::uint64_t size = 0;  // bytes read
   FileStamp stamp;         // the file they were read from
+  std::string problem;     // trees: what does not belong, when something does not
   bool intact() const noexcept { return digest == expected; }
 };
 
@@ -92,7 +98,11 @@ struct StagedObject {
 
 struct ShardFile {
   std::string name;
-  bool regular = false;  // false: a symlink, directory or anything else that has no business here
+  bool regular = false;    // a regular file
+  bool directory = false;  // a directory (only trees may be)
+  std::uint64_t links = 0;  // blobs only: the link count (1: no tree links it)
+  // What the name may be: a tree a directory, anything else a regular file.
+  bool well_typed(ObjectKind kind) const noexcept { return kind == ObjectKind::tree ? directory : regular; }
 };
 
 class Store {
@@ -101,6 +111,8 @@ class Store {
 
   const std::string& root() const noexcept { return root_; }
   std::string object_path(const Digest128& digest, ObjectKind kind) const;
+  // The path a client is handed: the object itself, or a tree's tree/ directory.
+  std::string served_path(const Digest128& digest, ObjectKind kind) const;
   // The file name inside its shard: <digest>.<ext>.
   static std::string object_name(const Digest128& digest, ObjectKind kind);
   static std::uint8_t shard_of(const Digest128& digest) noexcept {
@@ -108,6 +120,8 @@ class Store {
   }
 
   Result<StagedObject> stage(std::string_view bytes, ObjectKind kind);
+  Result<StagedObject> stage_tree(std::vector<std::string> dirs, std::vector<TreeFileSource>& files,
+                                  const TreeFileCheck& check);
   Result<bool> commit(const StagedObject& staged);
   void discard(const StagedObject& staged);
 
@@ -157,6 +171,10 @@ class Store {
 
  private:
   Result<Fd> open_object_with(const Digest128& digest, ObjectKind kind, int extra_flags) const;
+  void judge_existing(StagedObject& staged) const;
+  Result<bool> replace_existing(const StagedObject& staged, int shard, const std::string& name);
+  void free_entry(int dir_fd, const std::string& name);
+  Status remove_damaged_tree(const Digest128& digest);
 
   std::string root_;  // the cache directory
   std::string objects_path_;

@@ -30,8 +30,9 @@ Result<std::uint64_t> Store::fingerprint(const Digest128& digest, ObjectKind kin
     if (err == ENOENT) return make_error(Errc::not_found, object_path(digest, kind) + " is gone");
     return errno_error(Errc::io, "cannot stat " + object_path(digest, kind), err);
   }
-  if (!S_ISREG(st.st_mode))
-    return make_error(Errc::corrupt, object_path(digest, kind) + " is not a regular file");
+  if (kind == ObjectKind::tree ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+    return make_error(Errc::corrupt, object_path(digest, kind) + " is not a " +
+                                         (kind == ObjectKind::tree ? "directory" : "regular file"));
   const FileStamp identity = file_stamp_of(st);
   const std::uint64_t stamp = XXH3_64bits(&identity, sizeof identity);
   return stamp == 0 ? 1 : stamp;  // 0 means "not known yet"

@@ -79,13 +79,21 @@ void list_shards(const Store& store, const std::vector<Item>& items, StoreScan& 
       continue;
     }
     for (const ShardFile& f : *files) {
-      if (!f.regular) {
-        out.candidates.push_back({Candidate::What::not_regular, 0, shard, f.name, "not a regular file"});
+      const auto parsed = Store::parse_object_name(f.name);
+      if (!(parsed ? f.well_typed(parsed->second) : f.regular)) {
+        out.candidates.push_back({Candidate::What::not_regular, 0, shard, f.name,
+                                  parsed && parsed->second == ObjectKind::tree ? "not a directory"
+                                                                               : "not a regular file"});
         continue;
       }
-      const auto parsed = Store::parse_object_name(f.name);
       if (!parsed || Store::shard_of(parsed->first) != shard) {
         out.candidates.push_back({Candidate::What::stray, 0, shard, f.name, "not an object name"});
+        continue;
+      }
+      if (parsed->second == ObjectKind::blob) {
+        // A blob lives as long as a tree links it; one with no tree left is garbage.
+        if (f.links <= 1)
+          out.candidates.push_back({Candidate::What::orphan, 0, shard, f.name, "no tree links it"});
         continue;
       }
       present.insert(parsed->first);
@@ -109,7 +117,7 @@ Candidate verify_object(const Store& store, const Item& it, std::uint64_t& check
     c.detail = "size " + std::to_string(check->size) + ", index says " + std::to_string(it.size);
   } else if (!check->intact()) {
     c.what = Candidate::What::digest_mismatch;
-    c.detail = "content digest " + check->digest.hex();
+    c.detail = check->problem.empty() ? "content digest " + check->digest.hex() : check->problem;
   }
   return c;
 }

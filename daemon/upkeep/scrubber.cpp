@@ -86,8 +86,10 @@ void Scrubber::check_next_batch() {
             // publishes fresh ones under the same name.
             if (auto gone = store.unlink_damaged(it.digest, it.kind); !gone.ok())
               spdlog::error("scrub: {}", gone.error().message);
-            corrupt->push_back({it.digest, "content digest " + check->digest.hex() + ", " +
-                                               std::to_string(check->size) + " bytes"});
+            corrupt->push_back({it.digest, !check->problem.empty()
+                                               ? check->problem
+                                               : "content digest " + check->digest.hex() + ", " +
+                                                     std::to_string(check->size) + " bytes"});
           }
         }
       },
