@@ -80,35 +80,39 @@ void Cache::publish(const Digest128& key, PublishMeta meta, std::string bytes,
           done(staged->error());
           return;
         }
-        const StagedObject& obj = staged->value();
-        auto committed = store_.commit(obj);
-        if (!committed.ok()) {
-          done(committed.error());
-          return;
-        }
-        const std::int64_t now = unix_now_ms();
-        Entry e;
-        e.digest = obj.digest;
-        e.size = obj.size;
-        e.disk_size = obj.disk_size;
-        e.created = now;
-        e.last_served = now;
-        e.serve_count = 0;
-        e.target_id = catalog_.intern_target(meta.target);
-        e.kind = obj.kind;
-        e.origin = meta.origin;
-        if (auto stamp = store_.fingerprint(e.digest, e.kind); stamp.ok()) e.file_stamp = *stamp;
-        if (auto orphaned = catalog_.insert(key, e))
-          (void)store_.remove_object(orphaned->digest, orphaned->kind);
-        // At most one of upsert/delete is pending per key, so apply()'s fixed order holds.
-        std::erase(pending_.deletes, key);
-        pending_.upserts.push_back(EntryRow{key, e.digest, e.size, e.disk_size, e.kind, meta.target,
-                                            e.origin, std::move(meta.name), e.created,
-                                            e.last_served, 0});
-        if (*committed) new_shards_.set(Store::shard_of(e.digest));
-        done(e);
-        if (on_published_) on_published_();
+        commit_staged(key, std::move(meta), staged->value(), std::move(done));
       });
+}
+
+void Cache::commit_staged(const Digest128& key, PublishMeta meta, const StagedObject& obj,
+                          std::function<void(Result<Entry>)> done) {
+  auto committed = store_.commit(obj);
+  if (!committed.ok()) {
+    done(committed.error());
+    return;
+  }
+  const std::int64_t now = unix_now_ms();
+  Entry e;
+  e.digest = obj.digest;
+  e.size = obj.size;
+  e.disk_size = obj.disk_size;
+  e.created = now;
+  e.last_served = now;
+  e.serve_count = 0;
+  e.target_id = catalog_.intern_target(meta.target);
+  e.kind = obj.kind;
+  e.origin = meta.origin;
+  if (auto stamp = store_.fingerprint(e.digest, e.kind); stamp.ok()) e.file_stamp = *stamp;
+  if (auto orphaned = catalog_.insert(key, e))
+    (void)store_.remove_object(orphaned->digest, orphaned->kind);
+  // At most one of upsert/delete is pending per key, so apply()'s fixed order holds.
+  std::erase(pending_.deletes, key);
+  pending_.upserts.push_back(EntryRow{key, e.digest, e.size, e.disk_size, e.kind, meta.target,
+                                      e.origin, std::move(meta.name), e.created,
+                                      e.last_served, 0});
+  if (*committed) new_shards_.set(Store::shard_of(e.digest));
+  done(e);
+  if (on_published_) on_published_();
 }
 
 void Cache::remove(const Digest128& key) {

@@ -66,6 +66,10 @@ class Cache {
 
   void publish(const Digest128& key, PublishMeta meta, std::string bytes,
                std::function<void(Result<Entry>)> done);
+  // Loop thread: publish()'s second half for an object staged elsewhere on the pool (a tree,
+  // Store::stage_tree): commit, catalog insert, index upsert queued; `done` gets the entry.
+  void commit_staged(const Digest128& key, PublishMeta meta, const StagedObject& staged,
+                     std::function<void(Result<Entry>)> done);
   void remove(const Digest128& key);
   // Before removing `n` keys in small steps: grows every queue once, here, not mid-step.
   void reserve_removals(std::size_t n);

@@ -103,6 +103,14 @@ void get_from_cache(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t 
     return;
   }
   if (!req.source) {
+    // A provider would have served it, had the request said which version it is for.
+    if (req.version.empty() && provider_reasons.empty() && d.providers().enabled()) {
+      const auto versions = d.providers().versions_serving(req.name);
+      for (std::size_t i = 0; i < versions.size(); ++i)
+        provider_reasons += (i == 0 ? "the request gives no version, and providers serve '" + req.name +
+                                          "' only to a consumer's exact version: "
+                                    : ", ") + versions[i];
+    }
     s->reply_error(id, kGet,
                    make_error(Errc::not_found, "no module '" + req.name + "' for " + where->target +
                                                    ": nothing provides it and the request has no source" +

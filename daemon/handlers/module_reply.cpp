@@ -22,6 +22,7 @@ Status send_module(Daemon& d, Session& s, std::uint32_t id, const Digest128& key
   }
   wire::ModuleReply r;
   r.path = d.cache().path_of(entry);
+  r.path_kind = entry.kind == ObjectKind::tree ? wire::PathKind::directory : wire::PathKind::file;
   r.size = entry.size;
   r.digest = entry.digest;
   r.origin = origin;

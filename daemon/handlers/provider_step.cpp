@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/daemon.hpp"
+#include "handlers/kernels_step.hpp"
 #include "handlers/module_reply.hpp"
 #include "providers/system_json.hpp"
 #include "server/session.hpp"
@@ -94,11 +95,26 @@ void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
   step->next(d, s, id, std::move(step->req), join_reasons(std::move(reasons)));
 }
 
+
+// After the first scan: a kernels repo is answered by its own step; the other kinds need a
+// version and a device.
+void offer(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id, const std::shared_ptr<Step>& step) {
+  if (serve_kernels_variant(d, s, id, step->req, step->device ? &*step->device : nullptr,
+                            step->system ? &*step->system : nullptr))
+    return;
+  if (step->req.version.empty() || !step->device) {
+    step->next(d, s, id, std::move(step->req), {});  // the next steps report a bad target or device
+    return;
+  }
+  attempt(d, s, id, step);
+}
+
 }  // namespace
 
 void serve_from_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                           wire::GetRequest req, GetContinuation next) {
-  if (req.version.empty() || !d.providers().enabled()) {
+  // A kernels request names its repo and system; its revision is optional.
+  if ((req.version.empty() && req.system.empty()) || !d.providers().enabled()) {
     next(d, s, id, std::move(req), {});
     return;
   }
@@ -111,17 +127,19 @@ void serve_from_providers(Daemon& d, const std::shared_ptr<Session>& s, std::uin
     }
     step->system = std::move(system).value();
   }
+  const bool names_device = !req.target.empty() || req.device.has_value();
   auto device = device_of(d, req);
-  if (!device.ok()) {
+  if (device.ok()) {
+    step->device = std::move(device).value();
+  } else if (names_device) {
     next(d, s, id, std::move(req), {});  // the next steps report a bad target or device
     return;
   }
-  step->device = std::move(device).value();
   step->req = std::move(req);
   step->next = next;
   std::weak_ptr<Session> weak = s;
   d.providers().when_scanned([&d, weak, id, step] {
-    if (auto session = weak.lock()) attempt(d, session, id, step);
+    if (auto session = weak.lock()) offer(d, session, id, step);
   });
 }
 

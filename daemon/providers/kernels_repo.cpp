@@ -57,14 +57,6 @@ bool importable(const fs::path& variant) {
   return false;
 }
 
-void fingerprint_files(Hasher& fp, const std::vector<VariantFile>& files) {
-  for (const VariantFile& f : files) {
-    fp.update(f.relpath);
-    const Digest128 id = file_identity(f.st);
-    fp.update(&id, sizeof id);
-  }
-}
-
 // One variant: usable, or the first reason it is not.
 KernelsVariantState check_variant(const ProviderDir& repo, const std::string& build_rel,
                                   const std::string& name, Hasher& fp) {
@@ -78,6 +70,7 @@ KernelsVariantState check_variant(const ProviderDir& repo, const std::string& bu
   }
   v.dotted = parsed->str();
   const std::string rel = build_rel + "/" + name;
+  v.rel = rel;
   auto meta_file = repo.open_file(rel + "/" + std::string(kKernelsMetadataName));
   if (!meta_file.ok()) {
     v.reason = meta_file.error().code == Errc::not_found
@@ -106,7 +99,9 @@ KernelsVariantState check_variant(const ProviderDir& repo, const std::string& bu
     v.reason = files.error().message;
     return v;
   }
-  fingerprint_files(fp, *files);
+  hash_variant_files(fp, *files);
+  v.identity = variant_identity(*text, *files);
+  for (const VariantFile& f : *files) v.bytes += static_cast<std::uint64_t>(f.st.st_size);
   if (!importable(fs::path(repo.path()) / rel)) {
     v.reason = "no __init__.py, flat or in a package directory: kernels cannot import it";
     return v;
@@ -126,6 +121,7 @@ KernelsVariantState check_variant(const ProviderDir& repo, const std::string& bu
     }
   }
   v.usable = true;
+  v.variant = std::move(parsed).value();
   return v;
 }
 
@@ -195,6 +191,7 @@ LoadedProvider load_kernels_repo(const FoundProvider& found) {
   p.repo_id = found.repo_id;
   p.revision = found.revision;
   p.refs = found.refs;
+  p.repo_dir = found.repo_dir;
   const std::string build = found.repo_dir + "/" + found.build_rel;
   p.watch_dirs = {found.path, build};
   Hasher fp;

@@ -128,6 +128,21 @@ Result<std::vector<VariantFile>> list_variant_files(const ProviderDir& repo,
   return out;
 }
 
+void hash_variant_files(Hasher& h, const std::vector<VariantFile>& files) {
+  for (const VariantFile& f : files) {
+    h.update(f.relpath);
+    const Digest128 id = file_identity(f.st);
+    h.update(&id, sizeof id);
+  }
+}
+
+Digest128 variant_identity(std::string_view metadata_text, const std::vector<VariantFile>& files) {
+  Hasher h;
+  h.update(metadata_text);
+  hash_variant_files(h, files);
+  return h.finish();
+}
+
 Result<std::vector<std::string>> check_variant_digest(const ProviderDir& repo,
                                                       const std::vector<VariantFile>& files,
                                                       const KernelsDigest& digest) {

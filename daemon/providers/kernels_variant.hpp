@@ -58,6 +58,12 @@ struct VariantFile {
 
 Result<KernelsMetadata> parse_kernels_metadata(const nlohmann::json& doc);
 
+// Feeds each file's relpath and file identity (provider_files.hpp) to `h`, in order.
+void hash_variant_files(Hasher& h, const std::vector<VariantFile>& files);
+// What a variant was checked as: metadata.json's text and its files' identities. A variant is
+// served only from files that still have the identity it was checked with.
+Digest128 variant_identity(std::string_view metadata_text, const std::vector<VariantFile>& files);
+
 Result<std::vector<VariantFile>> list_variant_files(const ProviderDir& repo,
                                                     const std::string& variant_rel);
 

@@ -44,7 +44,7 @@ void Materializer::submit(MaterializeJob job, bool urgent, Done done) {
 void Materializer::pump() {
   while (!queue_.empty() && running_ < max_jobs_) {
     const auto& flight = flights_.at(queue_.front());
-    const std::uint64_t size = flight->job.module.size;
+    const std::uint64_t size = flight->job.bytes();
     // The first job always runs, whatever its size; others wait for room in the byte budget.
     if (running_ > 0 && running_bytes_ + size > max_bytes_) break;
     const Digest128 key = queue_.front();
@@ -61,8 +61,28 @@ void Materializer::pump() {
   }
 }
 
+void Materializer::run_variant(const Digest128& key) {
+  auto flight = flights_.at(key);
+  auto staged = std::make_shared<Result<StagedObject>>(make_error(Errc::internal, "not run"));
+  Store& store = cache_.store();
+  run_in_pool(
+      loop_, [flight, staged, &store] { *staged = providers::stage_variant(store, *flight->job.variant); },
+      [this, key, flight, staged] {
+        if (!staged->ok()) {
+          finish(key, staged->error());
+          return;
+        }
+        cache_.commit_staged(key, flight->job.meta, staged->value(),
+                             [this, key](Result<Entry> entry) { finish(key, entry); });
+      });
+}
+
 void Materializer::run(const Digest128& key) {
   auto flight = flights_.at(key);
+  if (flight->job.variant) {
+    run_variant(key);
+    return;
+  }
   auto bytes = std::make_shared<Result<std::string>>(make_error(Errc::internal, "not run"));
   run_in_pool(
       loop_,
@@ -74,7 +94,7 @@ void Materializer::run(const Digest128& key) {
           *bytes = std::move(dir).error();
           return;
         }
-        *bytes = providers::materialize_module(*dir, flight->job.module, dctx);
+        *bytes = providers::materialize_module(*dir, *flight->job.module, dctx);
       },
       [this, key, flight, bytes] {
         if (!bytes->ok()) {
@@ -92,7 +112,7 @@ void Materializer::finish(const Digest128& key, const Result<Entry>& outcome) {
   const std::shared_ptr<Flight> flight = it->second;
   flights_.erase(it);
   --running_;
-  running_bytes_ -= flight->job.module.size;
+  running_bytes_ -= flight->job.bytes();
   if (running_ == 0)
     totals_.busy_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_since_).count();

@@ -1,6 +1,8 @@
 // providers/materializer.hpp — provider modules into the cache, in the background, bounded.
 //
 // Contract (loop thread only):
+//  * A job with a `variant` stages the kernels build variant as a tree on the pool instead
+//    (providers/variant_stage.hpp) and commits it through Cache::commit_staged.
 //  * `submit(job, urgent, done)` materializes one module (providers/module_check.hpp: read,
 //    bounded zstd, size, digest, ELF check) on the libuv thread pool and publishes it through
 //    Cache::publish under the job's provider key, then calls `done` with the entry or the
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -25,14 +28,19 @@
 
 #include "cache/cache.hpp"
 #include "providers/manifest.hpp"
+#include "providers/variant_stage.hpp"
 
 namespace kcache::daemon {
 
 struct MaterializeJob {
   Digest128 key;
   std::string provider_dir;
-  providers::ModuleSpec module;
+  // Exactly one of: a module, or a kernels build variant published as a tree (variant_stage.hpp).
+  std::optional<providers::ModuleSpec> module;
   PublishMeta meta;
+  std::optional<providers::VariantJob> variant;
+  // What counts against the byte budget: the module's declared size, the variant's files.
+  std::uint64_t bytes() const noexcept { return module ? module->size : variant ? variant->bytes : 0; }
 };
 
 struct MaterializeProgress {
@@ -66,6 +74,7 @@ class Materializer {
   };
   void pump();
   void run(const Digest128& key);
+  void run_variant(const Digest128& key);
   void finish(const Digest128& key, const Result<Entry>& outcome);
 
   uv_loop_t* loop_;

@@ -53,6 +53,13 @@ struct KernelsVariantState {
   bool usable = false;
   std::string reason;    // why not usable
   bool has_digest = false;
+  // Usable ones: the parsed variant, the directory relative to the repo's (what ProviderDir
+  // opens) and the identity of what was checked (names, file identities, metadata.json): a
+  // variant is served only from files that still have it.
+  std::optional<Variant> variant;
+  std::string rel;
+  Digest128 identity;
+  std::uint64_t bytes = 0;  // the files' sizes at scan
 };
 
 struct LoadedProvider {
@@ -73,6 +80,7 @@ struct LoadedProvider {
   std::string revision;
   std::vector<std::string> refs;
   std::vector<KernelsVariantState> kernel_variants;
+  std::string repo_dir;  // kernels: the directory every file must resolve into
 };
 
 LoadedProvider load_provider(const std::string& path, std::string_view build_variant);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "loop/contain.hpp"
@@ -161,8 +162,21 @@ void ProviderService::schedule_scan() {
       });
 }
 
+std::vector<std::string> ProviderService::versions_serving(std::string_view name) const {
+  constexpr std::size_t kShown = 8;
+  std::set<std::string> versions;
+  const std::string key(name);
+  for (const LoadedProvider& p : table_) {
+    if (p.state != ProviderState::active || !p.manifest || p.kind == providers::ProviderKind::kernels) continue;
+    if (p.modules_by_name.contains(key)) versions.insert(p.manifest->version);
+    if (versions.size() == kShown) break;
+  }
+  return {versions.begin(), versions.end()};
+}
+
 void ProviderService::apply(ScanResult& result) {
   roots_missing_ = result.roots_missing;
+  refused_variants_.clear();  // judged again against what the scan found
   std::sort(result.providers.begin(), result.providers.end(),
             [](const LoadedProvider& a, const LoadedProvider& b) { return a.path < b.path; });
   std::vector<LoadedProvider> next;

@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -31,6 +32,7 @@
 #include "loop/dir_watcher.hpp"
 #include "providers/materializer.hpp"
 #include "providers/provider_load.hpp"
+#include "providers/kernels_select.hpp"
 #include "providers/provider_select.hpp"
 
 namespace kcache::daemon {
@@ -56,6 +58,17 @@ class ProviderService {
   }
   // Materializes a pick for a waiting request (urgent) or a prefetch; refusals are recorded.
   void materialize(const providers::Pick& pick, bool urgent, Materializer::Done done);
+
+  // kernels build variants (provider_variants.cpp). The key of a variant served for `devices`
+  // (their device code is checked against exactly those), a refusal learnt for that key since
+  // the last scan (empty: none), and its materialization as a tree for a waiting request.
+  Digest128 variant_key(const providers::KernelsPick& pick, std::span<const Device> devices) const;
+  std::string variant_refusal(const Digest128& key) const;
+  // For a request that gave no version: the versions active providers serve module `name` at
+  // (at most a few, sorted), so the not_found can say what to ask for. Empty when none.
+  std::vector<std::string> versions_serving(std::string_view name) const;
+  void materialize_variant(const providers::KernelsPick& pick, const Digest128& key,
+                           std::vector<Device> devices, Materializer::Done done);
 
   // Rescans now; `done` runs once that scan is applied and the prefetches queued are done.
   void rescan(std::function<void()> done);
@@ -83,6 +96,8 @@ class ProviderService {
   std::vector<std::string> roots_;
   const DeviceTable& devices_;  // the daemon's: a reload may replace its contents
   std::vector<providers::LoadedProvider> table_;  // sorted by path
+  // Variant keys whose materialization was refused (a digest, device code), until the next scan.
+  std::unordered_map<Digest128, std::string, Digest128Hash> refused_variants_;
   Materializer materializer_;
   DirWatcher watcher_;
   UvHandle<uv_timer_t> missing_root_timer_;

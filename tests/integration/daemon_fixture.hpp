@@ -67,6 +67,8 @@ class DaemonFixture : public ::testing::Test {
   // Waits for the daemon to exit on its own; its exit status, or -1 if it still runs after
   // `timeout` (then it keeps running and stop() ends it).
   int wait_exit(std::chrono::milliseconds timeout);
+  // Starts the daemon again with the last arguments after it died (a SIGKILL by the test).
+  void start_again() { start(last_args_, last_env_); }
   void restart(const std::vector<std::string>& extra_args = {}) {
     stop();
     start(extra_args.empty() ? last_args_ : extra_args, last_env_);

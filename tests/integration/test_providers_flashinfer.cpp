@@ -183,6 +183,12 @@ TEST_F(FlashInferWheels, ServeEachDeviceOfAMixedHostItsWheelsModuleByteForByte) 
   EXPECT_FALSE(m134_on_sm103.ok());
   auto bare = get(c, kModule, "0.6.18", 0);
   EXPECT_FALSE(bare.ok()) << "a public version alone matches no local build";
+  // No version at all: the error says which versions would have served.
+  const CommandResult unversioned = kcachectl({"get", "--name", kModule, "--device", "0"});
+  EXPECT_NE(unversioned.exit_code, 0);
+  EXPECT_NE(unversioned.err.find("the request gives no version, and providers serve '" + std::string(kModule) +
+                                 "' only to a consumer's exact version: 0.6.18+cu130, 0.6.18+cu134"),
+            std::string::npos) << unversioned.err;
 
   // The modules are ordinary entries: ls lists them, verify re-hashes them clean.
   const CommandResult verify = kcachectl({"verify"});

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common/fd.hpp"
+#include "variant/system.hpp"
 #include "output.hpp"
 #include "verbs.hpp"
 
@@ -19,7 +20,25 @@ struct GetArgs {
   std::string target;
   std::optional<int> device;
   std::string version;
+  std::string revision;
+  std::string system;
 } args;
+
+// --system's key=value,… spec as the request's JSON object: checked here first with the
+// rules the daemon applies (variant/system.hpp), so a typo is named before anything is sent.
+kcache::Result<std::string> system_json_of(const std::string& spec) {
+  KC_TRY(kcache::parse_system_spec(spec));
+  Json doc = Json::object();
+  std::size_t start = 0;
+  while (start < spec.size()) {
+    const std::size_t end = std::min(spec.find(',', start), spec.size());
+    const std::string pair = spec.substr(start, end - start);
+    const std::size_t eq = pair.find('=');
+    doc[pair.substr(0, eq)] = pair.substr(eq + 1);
+    start = end + 1;
+  }
+  return doc.dump();
+}
 
 kcache::Result<std::string> read_file(const std::string& path, const std::string& what) {
   const kcache::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -46,7 +65,13 @@ void setup_get(Options& o) {
   o.add("--target", args.target, "Explicit target, e.g. sm_90a or gfx942");
   o.add("--device", args.device, "Local device index (instead of --target)");
   o.add("--version", args.version, "Consumer's full version, e.g. 0.6.18+cu130 (providers)");
+  o.add("--revision", args.revision,
+        "kernels repos: a ref (main, v1) or commit of the repo --name names (default: main)");
+  o.add("--system", args.system,
+        "The worker's system, e.g. torch=2.14,cxx=cxx11,backend=cuda-13.0,python=gil,cpu=x86_64,"
+        "os=linux (as `variant resolve --system`): picks a build variant");
   o.exclusive("--target", "--device");
+  o.exclusive("--version", "--revision");
 }
 
 int run_get(const Context& ctx) {
@@ -72,9 +97,16 @@ int run_get(const Context& ctx) {
   std::vector<kcache::Header> headers;
   for (const NamedFile& f : files) headers.push_back({f.name, f.data});
   const std::vector<std::string_view> options(args.options.begin(), args.options.end());
+  std::string system_json;
+  if (!args.system.empty()) {
+    auto json = system_json_of(args.system);
+    if (!json.ok()) return usage("--system: " + json.error().message);
+    system_json = std::move(json).value();
+  }
   kcache::Request request;
   request.name = args.name;
-  request.version = args.version;
+  request.version = args.revision.empty() ? args.version : args.revision;
+  request.system_json = system_json;
   request.target = args.target;
   request.device = args.device;
   request.source = source;
@@ -91,7 +123,8 @@ int run_get(const Context& ctx) {
                     {"digest", module->digest},
                     {"origin", kcache::origin_name(module->origin)},
                     {"target", module->target},
-                    {"key", module->key}});
+                    {"key", module->key},
+                    {"is_directory", module->is_directory}});
   } else {
     std::cout << module->path << '\n';
   }

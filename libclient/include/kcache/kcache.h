@@ -104,6 +104,10 @@ typedef struct kcache_module {
   uint64_t module_size; /* bytes */
   char digest[33];      /* XXH3-128 of the bytes, 32 hex digits (as xxhsum -H2) */
   char key[33];         /* the cache key, 32 hex digits */
+  /* 1 when path is a directory (a kernels build variant, served as an immutable tree; fd, if
+   * asked, is then a directory fd), 0 for a file. It sits in what was padding before target,
+   * so the struct's size and every other offset are those of the first release. */
+  unsigned char is_directory;
   char* target;         /* the resolved target, e.g. "sm_90a" */
   kcache_origin origin;
   int fd;               /* with KCACHE_GET_FD: read-only fd owned by this struct; else -1 */

@@ -116,6 +116,7 @@ struct Module {
   std::string target;  // resolved target
   Origin origin = Origin::hit;
   UniqueFd fd;  // valid with Request::want_fd
+  bool is_directory = false;  // path is a directory (a kernels build variant), not a file
 };
 
 // kcache_client_stats without its size field (KCACHE_CLIENT_STATS says what each counts).
@@ -222,6 +223,7 @@ class Client {
     out.key = m.key;
     out.target = m.target;
     out.origin = static_cast<Origin>(m.origin);
+    out.is_directory = m.is_directory != 0;
     return out;
   }
 

@@ -44,6 +44,11 @@ static_assert(KCACHE_ENOTFOUND == -static_cast<int>(Errc::not_found) &&
               KCACHE_ECORRUPT == -static_cast<int>(Errc::corrupt));
 using kcache::Error;
 
+// The stable ABI (LP64): is_directory took padding, nothing moved.
+static_assert(sizeof(void*) != 8 || (sizeof(kcache_module) == 112 && offsetof(kcache_module, target) == 96 &&
+                                     offsetof(kcache_module, is_directory) == 90 &&
+                                     offsetof(kcache_module, fd) == 108));
+
 template <class T>
 bool sized(const T* s) noexcept {
   return s != nullptr && s->size >= sizeof(T);
@@ -277,6 +282,7 @@ int kcache_get(kcache_client* client, const kcache_request* request, kcache_modu
     module->key[32] = '\0';
     module->origin = to_origin(m.origin);
     module->fd = result->fd.release();
+    module->is_directory = m.path_kind == kcache::wire::PathKind::directory ? 1 : 0;
     return KCACHE_OK;
   });
 }

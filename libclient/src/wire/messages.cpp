@@ -73,6 +73,13 @@ Status assign(const Field& f, std::optional<Digest128>& out) {
   KC_TRY_ASSIGN(out, f.as_digest());
   return {};
 }
+Status assign(const Field& f, PathKind& out) {
+  KC_TRY_ASSIGN(const std::uint8_t v, f.as_u8());
+  if (v > static_cast<std::uint8_t>(PathKind::directory))
+    return make_error(Errc::protocol, "unknown path kind " + std::to_string(v));
+  out = static_cast<PathKind>(v);
+  return {};
+}
 Status assign(const Field& f, Origin& out) {
   const auto o = parse_origin(f.value);
   if (!o) return make_error(Errc::protocol, "unknown origin '" + std::string(f.value) + "'");
@@ -270,6 +277,8 @@ void encode(std::string& out, const ModuleReply& m) {
   w.str(Tag::origin, origin_name(m.origin));
   w.str(Tag::target, m.target);
   w.digest(Tag::key, m.key);
+  // Absent for a file: what a version-1 peer that predates directories sends and expects.
+  if (m.path_kind != PathKind::file) w.u8(Tag::path_kind, static_cast<std::uint8_t>(m.path_kind));
 }
 
 void encode(std::string& out, const ControlReply& m) {
@@ -372,7 +381,8 @@ Result<ModuleReply> decode_module_reply(std::string_view payload) {
     KC_TRY_ASSIGN(const bool taken,
                   take(f, seen, bind(Tag::path, m.path), bind(Tag::size, m.size),
                        bind(Tag::digest, m.digest), bind(Tag::origin, m.origin),
-                       bind(Tag::target, m.target), bind(Tag::key, m.key)));
+                       bind(Tag::target, m.target), bind(Tag::key, m.key),
+                       bind(Tag::path_kind, m.path_kind)));
     if (taken && f.tag == static_cast<std::uint16_t>(Tag::path)) has_path = true;
     return {};
   }));

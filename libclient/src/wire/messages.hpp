@@ -66,8 +66,12 @@ enum class Origin : std::uint8_t { provider, hit, compiled, fallback };
 const char* origin_name(Origin o) noexcept;
 std::optional<Origin> parse_origin(std::string_view s) noexcept;
 
+// What a served path is: a module file, or a directory (a kernels build variant, a tree).
+enum class PathKind : std::uint8_t { file = 0, directory = 1 };
+
 struct ModuleReply {
   std::string path;
+  PathKind path_kind = PathKind::file;
   std::uint64_t size = 0;
   Digest128 digest;
   Origin origin = Origin::hit;

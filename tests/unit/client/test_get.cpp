@@ -320,6 +320,30 @@ TEST_F(ClientTest, ErrorIsUntouchedOnSuccess) {
   EXPECT_EQ(mod.m.origin, KCACHE_ORIGIN_HIT);
 }
 
+TEST_F(ClientTest, ADirectoryReplySaysSo) {
+  const auto reply_with = [&](wire::PathKind kind) {
+    daemon.set_handler([kind](Session& s, const wire::FrameHeader& h, std::string_view) {
+      wire::ModuleReply m;
+      m.path = "/objects/ab/x.tree/tree";
+      m.path_kind = kind;
+      m.target = "sm_90a";
+      std::string payload;
+      wire::encode(payload, m);
+      s.reply(h, payload);
+    });
+  };
+  reply_with(wire::PathKind::directory);
+  kcache_client* c = client();
+  auto req = make_request("org/kernel");
+  CModule mod;
+  ASSERT_EQ(kcache_get(c, &req, &mod.m, nullptr), KCACHE_OK);
+  EXPECT_EQ(mod.m.is_directory, 1);
+  EXPECT_STREQ(mod.m.path, "/objects/ab/x.tree/tree");
+  reply_with(wire::PathKind::file);
+  ASSERT_EQ(kcache_get(c, &req, &mod.m, nullptr), KCACHE_OK);
+  EXPECT_EQ(mod.m.is_directory, 0);
+}
+
 TEST_F(ClientTest, RequestLargerThanTheDaemonsFrameLimitIsNotSent) {
   auto hello = FakeDaemon::default_hello();
   hello.max_frame = 1024;
