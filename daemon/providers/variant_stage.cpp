@@ -107,9 +107,11 @@ Result<daemon::StagedObject> stage_variant(daemon::Store& store, const VariantJo
   if (variant_identity(expected.metadata_text, files) != job.identity)
     return make_error(Errc::not_found, "build variant " + job.name + " changed since it was scanned; rescanning");
   if (expected.digest)
-    for (const auto& [path, hash] : expected.digest->files)
+    for (const auto& listed : expected.digest->files) {
+      const std::string& path = listed.first;
       if (std::none_of(files.begin(), files.end(), [&](const VariantFile& f) { return f.relpath == path; }))
         return make_error(Errc::corrupt, "build variant " + job.name + ": Missing file: " + path);
+    }
   KC_TRY_ASSIGN(std::vector<TreeFileSource> sources, open_sources(repo, job.rel, files));
   const auto check = [&](const std::string& path, std::string_view bytes) -> Status {
     const std::string where = "build variant " + job.name + ": ";
