@@ -10,14 +10,6 @@ namespace kcache::daemon {
 namespace {
 
 constexpr auto kGet = wire::Opcode::get;
-constexpr std::size_t kMaxReasons = 16;  // one readable line
-
-std::string joined(const std::vector<std::string>& reasons) {
-  std::string out;
-  for (std::size_t i = 0; i < reasons.size() && i < kMaxReasons; ++i) out += (i == 0 ? "" : "; ") + reasons[i];
-  if (reasons.size() > kMaxReasons) out += "; and " + std::to_string(reasons.size() - kMaxReasons) + " more";
-  return out;
-}
 
 
 // The devices the variant's device code must run on: the request's, else every local one.
@@ -33,7 +25,7 @@ std::vector<Device> devices_to_check(Daemon& d, const Device* device) {
 struct RepoWords {
   std::string text;
   explicit RepoWords(const wire::GetRequest& req)
-      : text("kernels repo " + req.name + " (revision " + (req.version.empty() ? "main" : req.version) + ")") {}
+      : text("kernels repo " + req.name + " (revision " + std::string(providers::kernels_revision_name(req.version)) + ")") {}
 };
 
 void reply_refused(Session& s, std::uint32_t id, const RepoWords& repo, const std::string& why) {
@@ -49,7 +41,7 @@ bool serve_kernels_variant(Daemon& d, const std::shared_ptr<Session>& s, std::ui
       providers::choose_kernels_variant(providers.table(), {req.name, req.version, system});
   if (!choice.repo_known) return false;
   if (!choice.pick) {
-    reply_refused(*s, id, RepoWords(req), "no build variant serves this request: " + joined(choice.reasons));
+    reply_refused(*s, id, RepoWords(req), "no build variant serves this request: " + join_reasons(choice.reasons));
     return true;
   }
   const providers::KernelsPick pick = *choice.pick;
@@ -75,9 +67,8 @@ bool serve_kernels_variant(Daemon& d, const std::shared_ptr<Session>& s, std::ui
         auto session = weak.lock();
         if (!session) return;
         session->release_slot();
+        if (serve_published(d, *session, id, key, outcome, want_fd)) return;
         if (outcome.ok()) {
-          Entry* e = d.cache().lookup(key);
-          if (e != nullptr && serve_entry(d, *session, id, key, *e, wire::Origin::provider, want_fd)) return;
           reply_refused(*session, id, repo, "build variant " + variant + " vanished as it was published");
           return;
         }

@@ -43,4 +43,21 @@ bool serve_entry(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, 
   return true;
 }
 
+bool serve_published(Daemon& d, Session& s, std::uint32_t id, const Digest128& key,
+                     const Result<Entry>& outcome, bool want_fd) {
+  if (!outcome.ok()) return false;
+  Entry* e = d.cache().lookup(key);
+  return e != nullptr && serve_entry(d, s, id, key, *e, wire::Origin::provider, want_fd);
+}
+
+std::string join_reasons(const std::vector<std::string>& reasons) {
+  constexpr std::size_t kMaxReasons = 16;
+  std::string out;
+  for (std::size_t i = 0; i < reasons.size() && i < kMaxReasons; ++i)
+    out += (i == 0 ? "" : "; ") + reasons[i];
+  if (reasons.size() > kMaxReasons)
+    out += "; and " + std::to_string(reasons.size() - kMaxReasons) + " more";
+  return out;
+}
+
 }  // namespace kcache::daemon

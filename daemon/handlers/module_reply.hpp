@@ -9,9 +9,13 @@
 //    the file published (else drops it: a miss), sends it, marks it served and counts it
 //    (`hits` for Origin::hit, `provider_hits` for Origin::provider). False when nothing was
 //    sent and the caller goes on as for a miss.
+//  * `serve_published` and `join_reasons`: what both provider steps (provider_step.cpp,
+//    kernels_step.cpp) do after a materialization and for a not_found.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cache/entry.hpp"
 #include "common/digest.hpp"
@@ -28,5 +32,13 @@ Status send_module(Daemon& d, Session& s, std::uint32_t id, const Digest128& key
 
 bool serve_entry(Daemon& d, Session& s, std::uint32_t id, const Digest128& key, Entry& entry,
                  wire::Origin origin, bool want_fd);
+
+// After a provider materialization for a waiting request: serves the entry it published under
+// `key` (origin provider). False when the outcome is an error or the entry is gone again.
+bool serve_published(Daemon& d, Session& s, std::uint32_t id, const Digest128& key,
+                     const Result<Entry>& outcome, bool want_fd);
+
+// "a; b; c; and N more": the reasons a not_found gives, at most 16, one readable line.
+std::string join_reasons(const std::vector<std::string>& reasons);
 
 }  // namespace kcache::daemon

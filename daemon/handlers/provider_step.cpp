@@ -17,7 +17,6 @@ namespace kcache::daemon {
 namespace {
 
 constexpr auto kGet = wire::Opcode::get;
-constexpr std::size_t kMaxReasons = 16;  // a not_found message stays one readable line
 
 struct Step {
   wire::GetRequest req;
@@ -41,15 +40,6 @@ Result<Device> device_of(Daemon& d, const wire::GetRequest& req) {
   if (!req.device) return make_error(Errc::invalid_argument, "neither a target nor a device");
   KC_TRY_ASSIGN(const DeviceInfo* info, d.devices().at(*req.device));
   return parse_device(info->arch);
-}
-
-std::string join_reasons(std::vector<std::string> reasons) {
-  std::string out;
-  for (std::size_t i = 0; i < reasons.size() && i < kMaxReasons; ++i)
-    out += (i == 0 ? "" : "; ") + reasons[i];
-  if (reasons.size() > kMaxReasons)
-    out += "; and " + std::to_string(reasons.size() - kMaxReasons) + " more";
-  return out;
 }
 
 void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
@@ -77,10 +67,7 @@ void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
                             auto session = weak.lock();
                             if (!session) return;
                             session->release_slot();
-                            if (outcome.ok()) {
-                              Entry* e = d.cache().lookup(key);
-                              if (e != nullptr && serve_entry(d, *session, id, key, *e, wire::Origin::provider, want_fd)) return;
-                            }
+                            if (serve_published(d, *session, id, key, outcome, want_fd)) return;
                             step->tried.push_back(key);
                             step->failures.push_back(outcome.ok() ? "module " + key.hex() + " vanished"
                                                                   : outcome.error().message);
@@ -92,7 +79,7 @@ void attempt(Daemon& d, const std::shared_ptr<Session>& s, std::uint32_t id,
   std::vector<std::string> reasons = std::move(step->failures);
   for (std::string& r : providers::choose_providers(providers.table(), query).reasons)
     reasons.push_back(std::move(r));
-  step->next(d, s, id, std::move(step->req), join_reasons(std::move(reasons)));
+  step->next(d, s, id, std::move(step->req), join_reasons(reasons));
 }
 
 

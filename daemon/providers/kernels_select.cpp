@@ -7,20 +7,16 @@
 
 namespace kcache::providers {
 
+std::string_view kernels_revision_name(std::string_view revision) noexcept {
+  return revision.empty() ? std::string_view("main") : revision;
+}
+
 bool kernels_revision_matches(const LoadedProvider& p, std::string_view repo, std::string_view revision) {
   if (p.kind != ProviderKind::kernels || p.repo_id != repo) return false;
-  const std::string_view wanted = revision.empty() ? std::string_view("main") : revision;
+  const std::string_view wanted = kernels_revision_name(revision);
   if (p.revision.empty()) return revision.empty();  // a checkout: no refs, no commit
   return p.revision == wanted || std::find(p.refs.begin(), p.refs.end(), wanted) != p.refs.end();
 }
-
-namespace {
-
-std::string revision_words(std::string_view revision) {
-  return revision.empty() ? "main" : std::string(revision);
-}
-
-}  // namespace
 
 KernelsChoice choose_kernels_variant(std::span<const LoadedProvider> providers, const KernelsQuery& query) {
   KernelsChoice out;
@@ -38,7 +34,7 @@ KernelsChoice choose_kernels_variant(std::span<const LoadedProvider> providers, 
   if (chosen == nullptr) {
     if (out.repo_known)
       out.reasons.push_back("no active snapshot or checkout of " + std::string(query.repo) +
-                            " is at revision " + revision_words(query.revision));
+                            " is at revision " + std::string(kernels_revision_name(query.revision)));
     return out;
   }
   if (query.system == nullptr) {

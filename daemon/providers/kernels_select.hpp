@@ -41,6 +41,9 @@ struct KernelsChoice {
   std::vector<std::string> reasons;  // why nothing (or nothing else) serves
 };
 
+// The revision a request means: its own, or "main" when it gives none.
+std::string_view kernels_revision_name(std::string_view revision) noexcept;
+
 // Whether the provider is `repo` at `revision` (kernels_select.hpp rules).
 bool kernels_revision_matches(const LoadedProvider& p, std::string_view repo, std::string_view revision);
 

@@ -266,21 +266,11 @@ Result<ObjectCheck> Store::check_object(const Digest128& digest, ObjectKind kind
   ObjectCheck check;
   check.expected = digest;
   check.stamp = file_stamp_of(st);
-  // Reused per pool thread: checking never allocates per object or holds a module in memory.
-  constexpr std::size_t kChunk = 128 * 1024;
-  thread_local const std::unique_ptr<char[]> buffer(new char[kChunk]);
-  Hasher hasher;
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer.get(), kChunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno_error(Errc::io, "cannot read " + object_path(digest, kind));
-    }
-    if (n == 0) break;
-    hasher.update(buffer.get(), static_cast<std::size_t>(n));
-    check.size += static_cast<std::uint64_t>(n);
-  }
-  check.digest = hasher.finish();
+  // A reused per-thread buffer: checking never allocates per object or holds a module in memory.
+  auto hashed = hash_fd(fd.get());
+  if (!hashed.ok()) return make_error(Errc::io, "cannot read " + object_path(digest, kind) + ": " + hashed.error().message);
+  check.digest = hashed->digest;
+  check.size = hashed->size;
   return check;
 }
 

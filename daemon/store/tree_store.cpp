@@ -91,16 +91,8 @@ bool blob_matches(int shard, const std::string& name, const TreeFile& f) {
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) != 0444 ||
       static_cast<std::uint64_t>(st.st_size) != f.size)
     return false;
-  Hasher hasher;
-  char* buf = chunk_buffer();
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, kChunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) break;
-    hasher.update(buf, static_cast<std::size_t>(n));
-  }
-  return hasher.finish() == f.digest;
+  auto hashed = hash_fd(fd.get());
+  return hashed.ok() && hashed->digest == f.digest;
 }
 
 // Makes the staged file `name` share its blob: the existing blob when it verifies, else this
@@ -236,23 +228,13 @@ bool walk_file(int dir, const std::string& name, const std::string& path, TreeWa
     w.problem = path + ": not a 0444 regular file";
     return false;
   }
-  TreeFile f{path, {}, 0};
-  Hasher hasher;
-  char* buf = chunk_buffer();
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, kChunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      w.problem = path + ": cannot be read";
-      return false;
-    }
-    if (n == 0) break;
-    hasher.update(buf, static_cast<std::size_t>(n));
-    f.size += static_cast<std::uint64_t>(n);
+  auto hashed = hash_fd(fd.get());
+  if (!hashed.ok()) {
+    w.problem = path + ": cannot be read";
+    return false;
   }
-  f.digest = hasher.finish();
-  w.bytes += f.size;
-  w.found.files.push_back(std::move(f));
+  w.bytes += hashed->size;
+  w.found.files.push_back({path, hashed->digest, hashed->size});
   return true;
 }
 
@@ -284,6 +266,19 @@ bool walk_dir(int dir, const std::string& prefix, TreeWalk& w, int depth) {
   return true;
 }
 
+
+// The manifest of the tree whose top directory is `top`: a regular file of bounded size that
+// parses (Errc::corrupt otherwise).
+Result<TreeManifest> read_manifest(int top) {
+  Fd manifest(::openat(top, std::string(kTreeManifestName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st {};
+  if (!manifest || ::fstat(manifest.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) > kMaxManifestBytes)
+    return make_error(Errc::corrupt, "its manifest is missing or not a file");
+  KC_TRY_ASSIGN(const std::string text, read_whole_file(manifest.get()));
+  return parse_tree_manifest(text);
+}
+
 }  // namespace
 
 Result<ObjectCheck> check_tree(int shard_fd, const std::string& name, const Digest128& expected,
@@ -299,13 +294,8 @@ Result<ObjectCheck> check_tree(int shard_fd, const std::string& name, const Dige
   ObjectCheck check;
   check.expected = expected;
   check.stamp = file_stamp_of(st);
-  Fd manifest(::openat(top.get(), std::string(kTreeManifestName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  struct stat mst {};
-  if (!manifest || ::fstat(manifest.get(), &mst) != 0 || !S_ISREG(mst.st_mode) ||
-      static_cast<std::uint64_t>(mst.st_size) > kMaxManifestBytes)
-    return make_error(Errc::corrupt, shown + ": its manifest is missing or not a file");
-  KC_TRY_ASSIGN(const std::string text, read_whole_file(manifest.get()));
-  KC_TRY_ASSIGN(const TreeManifest listed, parse_tree_manifest(text));
+  auto listed = read_manifest(top.get());
+  if (!listed.ok()) return make_error(listed.error().code, shown + ": " + listed.error().message);
   TreeWalk w;
   Fd root(::openat(top.get(), std::string(kTreeRootName).c_str(), kDirFlags));
   if (!root) return make_error(Errc::corrupt, shown + ": no tree/ directory");
@@ -315,7 +305,7 @@ Result<ObjectCheck> check_tree(int shard_fd, const std::string& name, const Dige
     normalize_tree_manifest(w.found);
     // What is on disk, described the same way: equal to the manifest exactly when intact.
     check.digest = tree_digest(w.found);
-    if (check.digest == expected && listed == w.found) return check;
+    if (check.digest == expected && *listed == w.found) return check;
     w.problem = "its files do not match the tree digest it is named by";
   }
   check.problem = shown + ": " + w.problem;
@@ -326,14 +316,26 @@ Result<ObjectCheck> check_tree(int shard_fd, const std::string& name, const Dige
 std::vector<Digest128> tree_blobs(int dir_fd, const std::string& name) {
   Fd top(::openat(dir_fd, name.c_str(), kDirFlags));
   if (!top) return {};
-  Fd manifest(::openat(top.get(), std::string(kTreeManifestName).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!manifest) return {};
-  auto text = read_whole_file(manifest.get());
-  if (!text.ok()) return {};
-  auto m = parse_tree_manifest(*text);
+  auto m = read_manifest(top.get());
   if (!m.ok()) return {};
   std::vector<Digest128> out;
   for (const TreeFile& f : m->files) out.push_back(f.digest);
+  return out;
+}
+
+Result<FdHash> hash_fd(int fd) {
+  Hasher hasher;
+  FdHash out;
+  char* buf = chunk_buffer();
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, kChunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno_error(Errc::io, "read");
+    if (n == 0) break;
+    hasher.update(buf, static_cast<std::size_t>(n));
+    out.size += static_cast<std::uint64_t>(n);
+  }
+  out.digest = hasher.finish();
   return out;
 }
 

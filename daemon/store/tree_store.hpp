@@ -65,6 +65,14 @@ std::vector<Digest128> tree_blobs(int dir_fd, const std::string& name);
 
 Status remove_recursive(int dir_fd, const std::string& name);
 
+// Streams an open file through XXH3-128 in 128 KiB chunks of a per-thread buffer (never whole
+// in memory): its digest and byte count. Errc::io when it cannot be read.
+struct FdHash {
+  Digest128 digest;
+  std::uint64_t size = 0;
+};
+Result<FdHash> hash_fd(int fd);
+
 // Removes the blob of `digest` when no tree links it any more.
 void drop_unlinked_blob(int shard_fd, const Digest128& digest);
 
